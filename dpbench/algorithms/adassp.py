@@ -1,0 +1,135 @@
+"""AdaSSP (Wang 2018, Alg. 2; paper 000 Alg. 2) in mu-GDP, and plain SSP."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpbench.algorithms.base import DPLinearRegressor, check_positive, clip_rows, clip_values
+from dpbench.algorithms.linear_algebra import min_eigenvalue, solve_psd
+from dpbench.algorithms.registry import CLIP_BOUND, AlgorithmSpec, register
+from dpbench.privacy import PrivacyLedger, gaussian_mechanism, split_mu, symmetric_gaussian_mechanism
+
+
+def private_gram_and_ridge(
+    X: np.ndarray, x_bound: float, mu_gram: float, mu_lambda: float, rho: float, rng, ledger: PrivacyLedger
+) -> tuple[np.ndarray, float]:
+    """Release X^T X (mu_gram) and the adaptive ridge lambda (mu_lambda) of AdaSSP.
+
+    X must already be row-clipped at x_bound.  With sigma_1 = x_bound^2 / mu_gram
+    (noise std on X^T X) and sigma_3 = x_bound^2 / mu_lambda:
+
+      lambda_min~ = max(0, lambda_min(X^T X) + sigma_3 Z - sigma_3 sqrt(2 log(2/rho)))
+      lambda      = max(0, sigma_1 sqrt(d log(2 d^2 / rho)) - lambda_min~)
+
+    Wang (2018) Alg. 2 written with GDP noise scales: the first line is a
+    private lower bound on lambda_min (the Gaussian tail bound makes it hold
+    with probability >= 1 - rho/2); the second is the spectral-norm bound of
+    the symmetric noise matrix (Wang's Lemma, failure probability rho), so that
+    X^T X + noise + lambda I is positive definite with probability >= 1 - rho.
+    rho (default 0.05) is the confidence constant; lambda_min of X^T X has L2
+    sensitivity x_bound^2 (Weyl's inequality), X^T X has x_bound^2 (Frobenius
+    norm of x x^T).
+    """
+    d = X.shape[1]
+    sens = x_bound**2
+    gram = X.T @ X
+    lam_min = gaussian_mechanism(min_eigenvalue(gram), sens, mu_lambda, rng, ledger, "lambda_min(X^T X)")
+    sigma_lambda = sens / mu_lambda
+    lam_min = max(0.0, lam_min - sigma_lambda * math.sqrt(2 * math.log(2 / rho)))
+    noisy_gram = symmetric_gaussian_mechanism(gram, sens, mu_gram, rng, ledger, "X^T X")
+    sigma_gram = sens / mu_gram
+    lam = max(0.0, sigma_gram * math.sqrt(d * math.log(2 * max(d, 1) ** 2 / rho)) - lam_min) if d else 0.0
+    return noisy_gram, lam
+
+
+class AdaSSPRegressor(DPLinearRegressor):
+    """Adaptive sufficient-statistics perturbation (one-shot private ridge regression).
+
+    Rows of X are clipped to norm `x_bound`, labels to [-y_bound, y_bound];
+    X^T X, X^T y and lambda_min(X^T X) are released with Gaussian noise, the
+    GDP budget split `budget_ratio` = a:b:c among them (paper 000 Alg. 2).
+    """
+
+    def __init__(
+        self,
+        epsilon=1.0,
+        delta=1e-6,
+        x_bound=1.0,
+        y_bound=1.0,
+        budget_ratio=(1.0, 1.0, 1.0),
+        rho=0.05,
+        fit_intercept=False,
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.x_bound = x_bound
+        self.y_bound = y_bound
+        self.budget_ratio = budget_ratio
+        self.rho = rho
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    def _validate_params(self):
+        super()._validate_params()
+        check_positive("x_bound", self.x_bound)
+        check_positive("y_bound", self.y_bound)
+        if not 0 < self.rho < 1:
+            raise ValueError(f"rho must lie strictly between 0 and 1, got {self.rho!r}")
+
+    def _fit_private(self, X, y, mu, rng, ledger):
+        mu_gram, mu_xty, mu_lambda = split_mu(mu, self.budget_ratio)
+        X = clip_rows(X, self.x_bound)
+        y = clip_values(y, self.y_bound)
+        gram, lam = private_gram_and_ridge(X, self.x_bound, mu_gram, mu_lambda, self.rho, rng, ledger)
+        xty = gaussian_mechanism(X.T @ y, self.x_bound * self.y_bound, mu_xty, rng, ledger, "X^T y")
+        self.ridge_lambda_ = lam
+        return solve_psd(gram + lam * np.eye(X.shape[1]), xty)
+
+
+class SSPRegressor(DPLinearRegressor):
+    """Plain sufficient-statistics perturbation: noisy X^T X and X^T y, no ridge.
+
+    Budget split a:b between X^T X (sensitivity x_bound^2) and X^T y
+    (sensitivity x_bound * y_bound); the noisy normal equations are solved by
+    least squares when the noisy Gram matrix is not positive definite.
+    """
+
+    def __init__(self, epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, budget_ratio=(1.0, 1.0),
+                 fit_intercept=False, random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.x_bound = x_bound
+        self.y_bound = y_bound
+        self.budget_ratio = budget_ratio
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    def _validate_params(self):
+        super()._validate_params()
+        check_positive("x_bound", self.x_bound)
+        check_positive("y_bound", self.y_bound)
+
+    def _fit_private(self, X, y, mu, rng, ledger):
+        mu_gram, mu_xty = split_mu(mu, self.budget_ratio)
+        X = clip_rows(X, self.x_bound)
+        y = clip_values(y, self.y_bound)
+        gram = symmetric_gaussian_mechanism(X.T @ X, self.x_bound**2, mu_gram, rng, ledger, "X^T X")
+        xty = gaussian_mechanism(X.T @ y, self.x_bound * self.y_bound, mu_xty, rng, ledger, "X^T y")
+        return solve_psd(gram, xty)
+
+
+register(AlgorithmSpec(
+    "adassp", AdaSSPRegressor, "regression", private=True,
+    fixed_params={"x_bound": 1.0, "y_bound": 1.0},
+    tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND},
+    description="AdaSSP (Wang 2018): one-shot private ridge regression",
+))
+register(AlgorithmSpec(
+    "ssp", SSPRegressor, "regression", private=True,
+    fixed_params={"x_bound": 1.0, "y_bound": 1.0},
+    tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND},
+    description="sufficient-statistics perturbation without the adaptive ridge",
+))

@@ -1,0 +1,132 @@
+"""What every dpbench estimator shares: input checks, clipping, seeding, the ledger."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from dpbench.privacy import PrivacyLedger, check_epsilon_delta, mu_from_epsilon_delta
+
+
+def check_X_y(X, y=None, *, allow_empty_columns: bool = True):
+    """Float arrays, finite, matching lengths, non-empty; ValueError naming the problem."""
+    X = np.asarray(X, dtype=float) if not hasattr(X, "toarray") else np.asarray(X.toarray(), dtype=float)
+    if X.ndim == 1:
+        raise ValueError("X must be 2-D (n_samples, n_features); reshape a single feature with X.reshape(-1, 1)")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+    if X.shape[0] == 0:
+        raise ValueError("X is empty: it has 0 samples")
+    if X.shape[1] == 0 and not allow_empty_columns:
+        raise ValueError("X has 0 features")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinite values; drop or impute them before fitting")
+    if y is None:
+        return X
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"X and y have different numbers of samples: {X.shape[0]} and {y.shape[0]}")
+    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinite values")
+    return X, y
+
+
+def check_positive(name: str, value) -> float:
+    if not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def check_positive_int(name: str, value) -> int:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def check_choice(name: str, value, choices) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(map(str, choices))}, got {value!r}")
+
+
+def clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
+    """Row-norm clipping x * min(1, C / ||x||) (not normalisation)."""
+    norms = np.linalg.norm(X, axis=1)
+    scale = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+    return X * scale[:, None]
+
+
+def clip_values(v: np.ndarray, bound: float) -> np.ndarray:
+    """Scalar clipping to [-bound, bound] (the 1-D case of row-norm clipping)."""
+    return np.clip(v, -bound, bound)
+
+
+def add_intercept_column(X: np.ndarray) -> np.ndarray:
+    """Append a constant column.  The constant is data-independent, so clipping after it is still private."""
+    return np.hstack([X, np.ones((X.shape[0], 1))])
+
+
+LEARNING_RATES = ("constant", "1/t", "1/sqrt(t)")
+
+
+def learning_rate(schedule: str, t: int) -> float:
+    """Step size at round t >= 1 for the schedules of paper 000 Table I."""
+    if schedule == "constant":
+        return 1.0
+    if schedule == "1/t":
+        return 1.0 / t
+    if schedule == "1/sqrt(t)":
+        return 1.0 / np.sqrt(t)
+    raise ValueError(f"learning_rate must be one of {LEARNING_RATES}, got {schedule!r}")
+
+
+class DPLinearRegressor(RegressorMixin, BaseEstimator):
+    """Base of the (private) linear regressors: validation, seeding, intercept, ledger.
+
+    Subclasses implement `_fit_private(X, y, mu, rng, ledger) -> coef` on
+    already-validated float arrays (X already has the intercept column, if
+    any) and set `private = True/False`.  `mu` is the GDP budget equivalent
+    to (epsilon, delta), or None for non-private estimators.
+    """
+
+    private = True
+
+    def _validate_params(self) -> None:  # noqa: D401 - sklearn has its own of this name in newer versions
+        if self.private:
+            check_epsilon_delta(self.epsilon, self.delta)
+
+    def fit(self, X, y):
+        self._validate_params()
+        X, y = check_X_y(X, y)
+        y = y.astype(float)
+        self.n_features_in_ = X.shape[1]
+        if getattr(self, "fit_intercept", False):
+            X = add_intercept_column(X)
+        self.privacy_ledger_ = PrivacyLedger()
+        rng = np.random.default_rng(self.random_state)
+        mu = mu_from_epsilon_delta(self.epsilon, self.delta) if self.private else None
+        coef = np.asarray(self._fit_private(X, y, mu, rng, self.privacy_ledger_), dtype=float)
+        if getattr(self, "fit_intercept", False):
+            self.coef_, self.intercept_ = coef[:-1], float(coef[-1])
+        else:
+            self.coef_, self.intercept_ = coef, 0.0
+        return self
+
+    def predict(self, X):
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "coef_")
+        X = check_X_y(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}")
+        return X @ self.coef_ + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.private
+        return tags

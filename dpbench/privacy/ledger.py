@@ -1,0 +1,99 @@
+"""A ledger of every noisy release an algorithm makes.
+
+Each entry says what was released, its sensitivity, the noise scale actually
+drawn and the privacy it was charged.  Gaussian releases are charged in
+mu-GDP and compose by Cor. II.4; mechanisms analysed only in (eps, delta)
+(Laplace, exponential, PTR, histograms, libraries with their own accounting)
+are charged in (eps, delta) and compose by the accountant the algorithm
+names ('basic' or 'advanced').  An estimator's ledger is checked by tests
+against the budget its user asked for.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+from dpbench.privacy.accounting import compose_mu, epsilon_from_mu_delta
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    name: str  # the statistic released
+    mechanism: str  # 'gaussian', 'laplace', 'exponential', ...
+    sensitivity: float | None  # L2 for gaussian, L1 for laplace, score sensitivity for exp. mech.
+    noise_scale: float | None  # gaussian std, laplace b, ...
+    mu: float | None = None  # GDP charge (gaussian releases)
+    epsilon: float | None = None  # (eps, delta) charge (everything else)
+    delta: float | None = None
+    count: int = 1  # identical releases recorded once (e.g. T rounds)
+
+
+@dataclass
+class PrivacyLedger:
+    """Record of releases; composition says what was spent.
+
+    accountant: how (eps, delta) entries compose -- 'basic' (sum) or the name
+    of the composition the algorithm's proof uses.  When the ledger mixes GDP
+    and (eps, delta) entries, the GDP part is converted at `delta_for_gdp`
+    and added by basic composition.
+    """
+
+    entries: list[LedgerEntry] = field(default_factory=list)
+    accountant: str = "gdp"
+
+    def record_gaussian(self, name: str, sensitivity: float, noise_std: float, mu: float, count: int = 1) -> None:
+        self.entries.append(LedgerEntry(name, "gaussian", float(sensitivity), float(noise_std), mu=float(mu), count=count))
+
+    def record_dp(
+        self,
+        name: str,
+        mechanism: str,
+        epsilon: float,
+        delta: float = 0.0,
+        sensitivity: float | None = None,
+        noise_scale: float | None = None,
+        count: int = 1,
+    ) -> None:
+        self.entries.append(
+            LedgerEntry(name, mechanism, sensitivity, noise_scale, epsilon=float(epsilon), delta=float(delta), count=count)
+        )
+
+    @property
+    def gaussian_entries(self) -> list[LedgerEntry]:
+        return [e for e in self.entries if e.mu is not None]
+
+    @property
+    def dp_entries(self) -> list[LedgerEntry]:
+        return [e for e in self.entries if e.mu is None]
+
+    def total_mu(self) -> float:
+        """GDP composition of the Gaussian releases (Cor. II.4)."""
+        if self.dp_entries:
+            raise ValueError("ledger holds (epsilon, delta) releases; use epsilon_delta()")
+        return compose_mu([e.mu * math.sqrt(e.count) for e in self.gaussian_entries])
+
+    def epsilon_delta(self, delta: float) -> tuple[float, float]:
+        """(epsilon, delta) actually spent.
+
+        Pure-GDP ledgers: the epsilon of total_mu() at the requested delta.
+        Otherwise: basic composition of the (eps, delta) entries (the
+        algorithm's own accountant may be tighter; see `accountant`).
+        """
+        if not self.entries:
+            return 0.0, 0.0
+        if not self.dp_entries:
+            return epsilon_from_mu_delta(self.total_mu(), delta), delta
+        eps = sum(e.epsilon * e.count for e in self.dp_entries)
+        dlt = sum(e.delta * e.count for e in self.dp_entries)
+        if self.gaussian_entries:
+            gdp_mu = compose_mu([e.mu * math.sqrt(e.count) for e in self.gaussian_entries])
+            eps += epsilon_from_mu_delta(gdp_mu, delta)
+            dlt += delta
+        return eps, dlt
+
+    def to_records(self) -> list[dict]:
+        return [asdict(e) for e in self.entries]
+
+    def __len__(self) -> int:
+        return len(self.entries)
