@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from dpbench.algorithms.base import DPLinearRegressor, check_positive, clip_rows, clip_values
+from dpbench.algorithms.base import DPLinearRegressor, check_positive, clip_values
 from dpbench.algorithms.linear_algebra import min_eigenvalue, solve_psd
 from dpbench.algorithms.registry import CLIP_BOUND, AlgorithmSpec, register
 from dpbench.privacy import PrivacyLedger, gaussian_mechanism, split_mu, symmetric_gaussian_mechanism
@@ -17,7 +17,7 @@ def private_gram_and_ridge(
 ) -> tuple[np.ndarray, float]:
     """Release X^T X (mu_gram) and the adaptive ridge lambda (mu_lambda) of AdaSSP.
 
-    X must already be row-clipped at x_bound.  With sigma_1 = x_bound^2 / mu_gram
+    X must already be row-clipped at x_bound (the estimators' feature map does it).  With sigma_1 = x_bound^2 / mu_gram
     (noise std on X^T X) and sigma_3 = x_bound^2 / mu_lambda:
 
       lambda_min~ = max(0, lambda_min(X^T X) + sigma_3 Z - sigma_3 sqrt(2 log(2/rho)))
@@ -52,6 +52,8 @@ class AdaSSPRegressor(DPLinearRegressor):
     GDP budget split `budget_ratio` = a:b:c among them (paper 000 Alg. 2).
     """
 
+    clips_features = True
+
     def __init__(
         self,
         epsilon=1.0,
@@ -81,7 +83,6 @@ class AdaSSPRegressor(DPLinearRegressor):
 
     def _fit_private(self, X, y, mu, rng, ledger):
         mu_gram, mu_xty, mu_lambda = split_mu(mu, self.budget_ratio)
-        X = clip_rows(X, self.x_bound)
         y = clip_values(y, self.y_bound)
         gram, lam = private_gram_and_ridge(X, self.x_bound, mu_gram, mu_lambda, self.rho, rng, ledger)
         xty = gaussian_mechanism(X.T @ y, self.x_bound * self.y_bound, mu_xty, rng, ledger, "X^T y")
@@ -96,6 +97,8 @@ class SSPRegressor(DPLinearRegressor):
     (sensitivity x_bound * y_bound); the noisy normal equations are solved by
     least squares when the noisy Gram matrix is not positive definite.
     """
+
+    clips_features = True
 
     def __init__(self, epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, budget_ratio=(1.0, 1.0),
                  fit_intercept=False, random_state=None):
@@ -114,7 +117,6 @@ class SSPRegressor(DPLinearRegressor):
 
     def _fit_private(self, X, y, mu, rng, ledger):
         mu_gram, mu_xty = split_mu(mu, self.budget_ratio)
-        X = clip_rows(X, self.x_bound)
         y = clip_values(y, self.y_bound)
         gram = symmetric_gaussian_mechanism(X.T @ X, self.x_bound**2, mu_gram, rng, ledger, "X^T X")
         xty = gaussian_mechanism(X.T @ y, self.x_bound * self.y_bound, mu_xty, rng, ledger, "X^T y")

@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpbench.privacy import PrivacyLedger, check_epsilon_delta, mu_from_epsilon_delta
 
@@ -14,7 +15,7 @@ def check_X_y(X, y=None, *, allow_empty_columns: bool = True):
     """Float arrays, finite, matching lengths, non-empty; ValueError naming the problem."""
     X = np.asarray(X, dtype=float) if not hasattr(X, "toarray") else np.asarray(X.toarray(), dtype=float)
     if X.ndim == 1:
-        raise ValueError("X must be 2-D (n_samples, n_features); reshape a single feature with X.reshape(-1, 1)")
+        raise ValueError("X must be 2-D (n_samples, n_features). Reshape your data with X.reshape(-1, 1) if it has a single feature")
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
     if X.shape[0] == 0:
@@ -86,45 +87,53 @@ def learning_rate(schedule: str, t: int) -> float:
 
 
 class DPLinearRegressor(RegressorMixin, BaseEstimator):
-    """Base of the (private) linear regressors: validation, seeding, intercept, ledger.
+    """Base of the (private) linear regressors: validation, seeding, intercept, clipping, ledger.
 
-    Subclasses implement `_fit_private(X, y, mu, rng, ledger) -> coef` on
-    already-validated float arrays (X already has the intercept column, if
-    any) and set `private = True/False`.  `mu` is the GDP budget equivalent
-    to (epsilon, delta), or None for non-private estimators.
+    The model is linear in the *feature map* phi(x): x with a constant column
+    appended when `fit_intercept`, then, for estimators with `clips_features`,
+    row-clipped at `x_bound`.  The map is data-independent, so it is applied
+    identically at fit and predict time (as the BoostedAdaSSP authors do);
+    `coef_`/`intercept_` are the weights on phi(x).
+
+    Subclasses implement `_fit_private(Phi, y, mu, rng, ledger) -> theta` on
+    validated float arrays and set `private`.  `mu` is the GDP budget
+    equivalent to (epsilon, delta), or None for non-private estimators.
     """
 
     private = True
+    clips_features = False
 
-    def _validate_params(self) -> None:  # noqa: D401 - sklearn has its own of this name in newer versions
+    def _validate_params(self) -> None:
         if self.private:
             check_epsilon_delta(self.epsilon, self.delta)
 
-    def fit(self, X, y):
-        self._validate_params()
-        X, y = check_X_y(X, y)
-        y = y.astype(float)
-        self.n_features_in_ = X.shape[1]
+    def _features(self, X: np.ndarray) -> np.ndarray:
         if getattr(self, "fit_intercept", False):
             X = add_intercept_column(X)
+        if self.clips_features:
+            X = clip_rows(X, self.x_bound)
+        return X
+
+    def fit(self, X, y):
+        self._validate_params()
+        check_X_y(X, y)  # dpbench's messages first; then sklearn's bookkeeping (n_features_in_, names)
+        min_features = 0 if getattr(self, "fit_intercept", False) else 1  # zero-dimensional case: intercept only
+        X, y = validate_data(self, X, y, dtype=float, y_numeric=True, ensure_min_features=min_features)
         self.privacy_ledger_ = PrivacyLedger()
         rng = np.random.default_rng(self.random_state)
         mu = mu_from_epsilon_delta(self.epsilon, self.delta) if self.private else None
-        coef = np.asarray(self._fit_private(X, y, mu, rng, self.privacy_ledger_), dtype=float)
+        theta = np.asarray(self._fit_private(self._features(X), y, mu, rng, self.privacy_ledger_), dtype=float)
+        self.theta_ = theta
         if getattr(self, "fit_intercept", False):
-            self.coef_, self.intercept_ = coef[:-1], float(coef[-1])
+            self.coef_, self.intercept_ = theta[:-1], float(theta[-1])
         else:
-            self.coef_, self.intercept_ = coef, 0.0
+            self.coef_, self.intercept_ = theta, 0.0
         return self
 
     def predict(self, X):
-        from sklearn.utils.validation import check_is_fitted
-
-        check_is_fitted(self, "coef_")
-        X = check_X_y(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}")
-        return X @ self.coef_ + self.intercept_
+        check_is_fitted(self, "theta_")
+        X = validate_data(self, check_X_y(X), dtype=float, reset=False, ensure_min_features=0)
+        return self._features(X) @ self.theta_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -13,7 +13,6 @@ from dpbench.algorithms.base import (
     check_choice,
     check_positive,
     check_positive_int,
-    clip_rows,
     clip_values,
     learning_rate,
 )
@@ -33,6 +32,8 @@ class BoostedAdaSSPRegressor(DPLinearRegressor):
     `learning_rate` in {'constant', '1/t', '1/sqrt(t)'} (paper 000 Table I).
     Paper defaults (Table I): x_bound = 1, y_bound = 1, T = 100, eta = 1.
     """
+
+    clips_features = True
 
     def __init__(
         self,
@@ -70,7 +71,6 @@ class BoostedAdaSSPRegressor(DPLinearRegressor):
     def _fit_private(self, X, y, mu, rng, ledger):
         mu_gram, mu_grad, mu_lambda = split_mu(mu, self.budget_ratio)
         T = self.n_rounds
-        X = clip_rows(X, self.x_bound)
         gram, lam = private_gram_and_ridge(X, self.x_bound, mu_gram, mu_lambda, self.rho, rng, ledger)
         gamma = inverse_psd(gram + lam * np.eye(X.shape[1]))
         mu_round = mu_grad / math.sqrt(T)

@@ -1,0 +1,84 @@
+"""The synthetic linear model of paper 000 Sec. V and its three outlier settings.
+
+    y = x^T w + z,  x ~ N(0, I_d),  z ~ N(0, 0.1)          (eq. 9, d = 10)
+
+N(0, 0.1) is read as variance 0.1 (noise std sqrt(0.1)); w ~ N(0, I_d) is
+drawn from the same seed.  A fraction `fraction` of the *training* rows is
+corrupted; the test set is always clean:
+
+- 'label'   (eq. 10): y_out = 10 x^T w + z
+- 'feature' (eq. 11): x_out = 10 x, after the labels were drawn
+- 'model'   (eq. 12): x_out ~ N(5, I), y_out = x_out^T (w + 5) + z
+- 'none'
+
+task='classification' thresholds the clean linear score: y = 1[x^T w + z > 0]
+(labels {0, 1}); used by the small zoo experiment, not by any paper figure.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpbench.data.base import Dataset
+
+OUTLIERS = ("none", "label", "feature", "model")
+NOISE_STD = math.sqrt(0.1)
+
+
+def _check(outlier, fraction, n_train, n_test, d, task):
+    if outlier not in OUTLIERS:
+        raise ValueError(f"outlier must be one of {OUTLIERS}, got {outlier!r}")
+    if not 0 <= fraction <= 1:
+        raise ValueError(f"fraction must lie in [0, 1], got {fraction!r}")
+    for name, v in (("n_train", n_train), ("n_test", n_test), ("d", d)):
+        if int(v) != v or v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+    if task not in ("regression", "classification"):
+        raise ValueError(f"task must be 'regression' or 'classification', got {task!r}")
+
+
+def synthetic_label(outlier="label", fraction=0.05, n_train=10_000, n_test=2_000, d=10, task="regression") -> str:
+    """Name of a synthetic setting as it appears in results."""
+    label = f"synthetic_{outlier}_p{fraction:g}_n{n_train}_d{d}"
+    return label + ("_clf" if task == "classification" else "")
+
+
+def make_synthetic(
+    outlier: str = "label",
+    fraction: float = 0.05,
+    n_train: int = 10_000,
+    n_test: int = 2_000,
+    d: int = 10,
+    task: str = "regression",
+    seed: int = 0,
+) -> Dataset:
+    """Draw one seeded train/test set of the paper 000 model with `fraction` outliers in training."""
+    _check(outlier, fraction, n_train, n_test, d, task)
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 9]))
+    w = rng.normal(size=d)
+    X = rng.normal(size=(n_train + n_test, d))
+    y = X @ w + rng.normal(0.0, NOISE_STD, size=n_train + n_test)
+    n_out = int(round(fraction * n_train))
+    out = rng.choice(n_train, size=n_out, replace=False)
+    if outlier == "label":
+        y[out] = 10 * (X[out] @ w) + rng.normal(0.0, NOISE_STD, size=n_out)
+    elif outlier == "feature":
+        X[out] *= 10
+    elif outlier == "model":
+        X[out] = rng.normal(5.0, 1.0, size=(n_out, d))
+        y[out] = X[out] @ (w + 5) + rng.normal(0.0, NOISE_STD, size=n_out)
+    if task == "classification":
+        y = (y > 0).astype(float)
+    return Dataset(
+        name=synthetic_label(outlier, fraction, n_train, n_test, d, task),
+        task=task,
+        X_train=X[:n_train],
+        y_train=y[:n_train],
+        X_test=X[n_train:],
+        y_test=y[n_train:],
+        feature_names=[f"x{i}" for i in range(d)],
+        feature_types=["continuous"] * d,
+        source=f"synthetic (paper 000 eq. 9-12), outlier={outlier}, fraction={fraction}, seed={seed}",
+    )

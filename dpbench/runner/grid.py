@@ -1,0 +1,158 @@
+"""Grid expansion: an experiment config -> run specs grouped into units of work.
+
+A run is one (algorithm, params, dataset, epsilon, delta, tuning_mode, seed).
+A unit is one (dataset, data seed): the runner loads and preprocesses it once
+and fits all of that unit's runs on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpbench import algorithms
+from dpbench.data import dataset_label, dataset_task, expand_dataset_specs
+
+FIXED_SPLIT_SEED = 42  # the authors' train_test_split(random_state=42)
+SPLITS = ("fixed", "per_seed")
+
+
+def canonical_json(obj) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def stable_hash(obj, n: int = 16) -> str:
+    return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:n]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    algorithm: str
+    params: Mapping  # hyperparameters, epsilon/delta/random_state excluded
+    dataset: Mapping  # dataset spec {'name': ..., **options}
+    epsilon: float  # NaN for non-private algorithms
+    delta: float
+    tuning_mode: str
+    seed: int
+    split: str
+
+    @property
+    def identity(self) -> dict:
+        return {
+            "algorithm": self.algorithm,
+            "params": dict(self.params),
+            "dataset": dict(self.dataset),
+            "epsilon": None if math.isnan(self.epsilon) else self.epsilon,
+            "delta": None if math.isnan(self.delta) else self.delta,
+            "tuning_mode": self.tuning_mode,
+            "seed": self.seed,
+            "split": self.split,
+        }
+
+    @property
+    def run_id(self) -> str:
+        return stable_hash(self.identity)
+
+    @property
+    def random_state(self) -> int:
+        """The estimator's seed: a SeedSequence keyed by the run identity, so a row is reproducible alone."""
+        entropy = int(hashlib.sha256(canonical_json(self.identity).encode()).hexdigest(), 16)
+        return int(np.random.SeedSequence(entropy).generate_state(1, dtype=np.uint32)[0])
+
+    @property
+    def data_seed(self) -> int:
+        """Seed of the data split: the authors' fixed split, or per seed (always per seed for synthetic data)."""
+        if self.dataset["name"] == "synthetic" or self.split == "per_seed":
+            return self.seed
+        return FIXED_SPLIT_SEED
+
+    @property
+    def unit_key(self) -> str:
+        return stable_hash({"dataset": dict(self.dataset), "data_seed": self.data_seed})
+
+
+@dataclass
+class Unit:
+    """All runs sharing one loaded (dataset, data seed)."""
+
+    dataset: dict
+    data_seed: int
+    runs: list[RunSpec] = field(default_factory=list)
+
+
+def _algorithm_settings(entry) -> list[tuple[str, dict]]:
+    """An experiment's algorithm entry -> (name, params) settings (cartesian product over `grid`)."""
+    if isinstance(entry, str):
+        entry = {"name": entry}
+    entry = dict(entry)
+    unknown = sorted(set(entry) - {"name", "params", "grid"})
+    if unknown or "name" not in entry:
+        raise ValueError(f"an algorithm entry has keys name, params, grid; got {sorted(entry)}")
+    spec = algorithms.get_spec(entry["name"])
+    base = dict(entry.get("params") or {})
+    grid = dict(entry.get("grid") or {})
+    settings = []
+    for values in itertools.product(*grid.values()):
+        params = {**base, **dict(zip(grid, values))}
+        est = algorithms.make(spec.name, **params)  # validates names (and values on fit)
+        full = {k: v for k, v in est.get_params().items() if k not in ("epsilon", "delta", "random_state")}
+        settings.append((spec.name, {k: (list(v) if isinstance(v, tuple) else v) for k, v in full.items()}))
+    return settings
+
+
+def _check_numbers(name: str, values: Sequence, low: float, high: float) -> list[float]:
+    out = []
+    for v in values:
+        if not isinstance(v, (int, float)) or not low < float(v) < high:
+            raise ValueError(f"{name} must be numbers in ({low}, {high}), got {v!r}")
+        out.append(float(v))
+    if not out:
+        raise ValueError(f"{name} is empty")
+    return out
+
+
+def expand(exp: Mapping) -> list[RunSpec]:
+    """All run specs of an experiment config (validated; raises ValueError naming the problem)."""
+    epsilons = _check_numbers("epsilons", exp["epsilons"], 0, math.inf)
+    deltas = _check_numbers("deltas", exp["deltas"], 0, 1)
+    seeds = list(exp["seeds"])
+    if not seeds or any(not isinstance(s, int) or s < 0 for s in seeds):
+        raise ValueError(f"seeds must be a non-empty list of integers >= 0, got {seeds!r}")
+    split = exp.get("split", "fixed")
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    datasets = expand_dataset_specs(exp["datasets"])
+    if not datasets:
+        raise ValueError("the experiment lists no datasets")
+    if not exp["algorithms"]:
+        raise ValueError("the experiment lists no algorithms")
+    runs = []
+    for entry in exp["algorithms"]:
+        for name, params in _algorithm_settings(entry):
+            spec = algorithms.get_spec(name)
+            privacy = itertools.product(epsilons, deltas) if spec.private else [(math.nan, math.nan)]
+            for ds, (eps, dlt), seed in itertools.product(datasets, list(privacy), seeds):
+                if dataset_task(ds) != spec.task:
+                    continue
+                runs.append(RunSpec(name, params, ds, eps, dlt, exp.get("tuning_mode", "fixed"), seed, split))
+    if not runs:
+        raise ValueError("the experiment's algorithms and datasets have no task in common: nothing to run")
+    return runs
+
+
+def group_units(runs: Sequence[RunSpec]) -> list[Unit]:
+    units: dict[str, Unit] = {}
+    for r in runs:
+        u = units.setdefault(r.unit_key, Unit(dict(r.dataset), r.data_seed))
+        u.runs.append(r)
+    return list(units.values())
+
+
+def describe_dataset(spec) -> str:
+    return dataset_label(spec)
