@@ -1,0 +1,47 @@
+# dpbench: `make quickstart` installs into .venv and runs the offline quickstart; `make test` runs the tests.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# The read-only data mirror beside the project, when present (DPBENCH_DATA_DIR set by the user wins).
+SHARED_DATA := $(abspath ../shared/data)
+export DPBENCH_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)/README.md),$(SHARED_DATA),)
+export MPLBACKEND := Agg
+
+.PHONY: install quickstart test test-fast lint bench zoo fig1-fixed reproduce-fig1 data-list clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test,dask]'
+	touch $@
+
+install: $(VENV)/.installed
+
+quickstart: install
+	$(PY) -m dpbench sweep +experiment=quickstart
+
+test: install
+	$(PY) -m pytest -q
+
+test-fast: install
+	$(PY) -m pytest -q -m "not slow"
+
+lint: install
+	$(PY) -m ruff check dpbench tests scripts
+
+bench: install
+	$(PY) scripts/bench.py
+
+zoo: install
+	$(PY) -m dpbench sweep +experiment=zoo
+
+fig1-fixed: install
+	$(PY) -m dpbench sweep +experiment=fig1_fixed
+
+reproduce-fig1: fig1-fixed
+
+data-list: install
+	$(PY) -m dpbench data list
+
+clean:
+	rm -rf results/quickstart results/zoo .pytest_cache

@@ -1,0 +1,53 @@
+"""The paper 000 synthetic model and its outlier settings."""
+
+import numpy as np
+import pytest
+
+from dpbench.data.synthetic import NOISE_STD, make_synthetic
+
+
+def test_clean_model_shapes_and_noise():
+    ds = make_synthetic(outlier="none", fraction=0.0, n_train=50_000, n_test=1000, d=10, seed=3)
+    assert ds.X_train.shape == (50_000, 10) and ds.X_test.shape == (1000, 10)
+    # OLS residual std ~ sqrt(0.1): the sample sd of 50k residuals has relative SE ~ 0.3%
+    w = np.linalg.lstsq(ds.X_train, ds.y_train, rcond=None)[0]
+    resid = ds.y_train - ds.X_train @ w
+    assert resid.std() == pytest.approx(NOISE_STD, rel=0.02)
+    assert np.abs(ds.X_train.mean(0)).max() < 5 / np.sqrt(50_000)
+
+
+@pytest.mark.parametrize("outlier", ["label", "feature", "model"])
+def test_outliers_only_in_training(outlier):
+    clean = make_synthetic(outlier="none", fraction=0.0, n_train=20_000, n_test=5000, seed=1)
+    dirty = make_synthetic(outlier=outlier, fraction=0.1, n_train=20_000, n_test=5000, seed=1)
+    np.testing.assert_array_equal(clean.X_test, dirty.X_test)
+    np.testing.assert_array_equal(clean.y_test, dirty.y_test)
+    changed = np.any(clean.X_train != dirty.X_train, axis=1) | (clean.y_train != dirty.y_train)
+    assert changed.sum() == 2000
+    rows = np.flatnonzero(changed)
+    if outlier == "feature":
+        np.testing.assert_allclose(dirty.X_train[rows], 10 * clean.X_train[rows])
+        np.testing.assert_array_equal(dirty.y_train, clean.y_train)
+    if outlier == "model":
+        # x_out ~ N(5, I): 2000 x 10 draws, mean within 5 SE of 5
+        assert dirty.X_train[rows].mean() == pytest.approx(5.0, abs=5 / np.sqrt(20_000))
+    if outlier == "label":
+        np.testing.assert_array_equal(dirty.X_train, clean.X_train)
+        w = np.linalg.lstsq(clean.X_train, clean.y_train, rcond=None)[0]
+        ratio = np.linalg.lstsq(dirty.X_train[rows] @ w[:, None], dirty.y_train[rows], rcond=None)[0][0]
+        assert ratio == pytest.approx(10, rel=0.01)
+
+
+def test_seeded_and_classification():
+    a = make_synthetic(seed=5)
+    b = make_synthetic(seed=5)
+    np.testing.assert_array_equal(a.X_train, b.X_train)
+    c = make_synthetic(task="classification", seed=5)
+    assert set(np.unique(c.y_train)) == {0.0, 1.0} and c.task == "classification"
+
+
+@pytest.mark.parametrize("kw,match", [({"outlier": "x"}, "outlier"), ({"fraction": 2}, "fraction"),
+                                      ({"n_train": 0}, "n_train"), ({"task": "ranking"}, "task")])
+def test_bad_options(kw, match):
+    with pytest.raises(ValueError, match=match):
+        make_synthetic(**kw)
