@@ -1,0 +1,325 @@
+"""TukeyEM (paper 003, Amin et al. 2023, Alg. 1-4): private selection of a deep point among m OLS models.
+
+The data are split at random into m disjoint parts, one non-private OLS
+model is fitted on each, and a point of high *approximate* Tukey depth
+(Def. 2.5: the minimum over the 2d axis-aligned halfspaces, so the regions
+of depth >= i are nested boxes) is drawn with a restricted exponential
+mechanism, guarded by a propose-test-release check (Lemma 3.6).
+
+Conventions used throughout (1-indexed as in the paper, 0-indexed in code):
+S[j] is the sorted j-th coordinate of the m models, D = floor(m/2) is the
+largest depth of positive volume, and the box of depth >= i (1 <= i <= D)
+has side [S[j, i-1], S[j, m-i]] in dimension j (Lemma 3.3).  Log volumes
+are indexed by depth 0..D+1 with log V_0 = +inf (depth >= 0 is all of R^d)
+and log V_{D+1} = -inf, which makes the boundary cases of Lemma 3.6 and of
+Alg. 3 fall out of the formulas without special cases.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from scipy.special import logsumexp
+
+from dpbench.algorithms.base import DPLinearRegressor, check_positive_int
+from dpbench.algorithms.registry import ITERATIONS, AlgorithmSpec, register
+from dpbench.privacy import laplace_mechanism
+
+_CHUNK_FLOATS = 1 << 22  # rows x features per batched least-squares call (32 MB), bounds memory on 10^6 rows
+
+
+def partition_ols(X: np.ndarray, y: np.ndarray, n_models: int, rng: np.random.Generator) -> np.ndarray:
+    """OLS on each part of a random partition of the rows into `n_models` parts of sizes floor/ceil(n/m).
+
+    Returns an (m, d) array.  Every row is used (parts differ in size by at
+    most one); removing a record from a uniform partition of its neighbour
+    leaves a uniform partition of the rest, so neighbouring datasets can be
+    coupled to differ in one model of the (unordered) collection.
+
+    Each part is zero-padded to the common size ceil(n/m) (a zero row with a
+    zero label leaves a least-squares problem unchanged) and the parts are
+    solved together, in chunks of ~_CHUNK_FLOATS numbers: batched QR, then
+    the SVD of the d x d factor R gives the minimum-norm solution
+    (np.linalg.lstsq's answer, also when a part is rank deficient, e.g. a
+    one-hot column absent from it).
+    """
+    n, d = X.shape
+    s, r = divmod(n, n_models)
+    perm = rng.permutation(n)
+    idx = np.full((n_models, s + (r > 0)), -1, dtype=np.intp)
+    idx[:, :s] = perm[: n_models * s].reshape(n_models, s)
+    idx[:r, -1] = perm[n_models * s:]
+    models = np.empty((n_models, d))
+    step = max(1, _CHUNK_FLOATS // max(1, idx.shape[1] * d))
+    for a in range(0, n_models, step):
+        part = idx[a: a + step]
+        valid = part >= 0
+        Xc = X[np.where(valid, part, 0)] * valid[..., None]
+        yc = y[np.where(valid, part, 0)] * valid
+        q, rfac = np.linalg.qr(Xc)
+        qty = np.einsum("mkd,mk->md", q, yc)
+        u, sv, vt = np.linalg.svd(rfac)
+        cutoff = np.finfo(float).eps * max(Xc.shape[1], d) * sv[:, :1]
+        inv = np.divide(1.0, sv, out=np.zeros_like(sv), where=sv > cutoff)
+        models[a: a + step] = np.einsum("mkd,mk->md", vt, inv * np.einsum("mdk,md->mk", u, qty))
+    return models
+
+
+def sorted_projections(models: np.ndarray, perturbation: float, rng: np.random.Generator) -> np.ndarray:
+    """S (d, m): each coordinate of the models, plus U[0, perturbation) noise, sorted.
+
+    The noise is the paper's "small amount of noise to avoid regions with 0
+    volume" (Sec. 3.2); its size is not given in the paper, we use the 1e-10
+    of the authors' released code.  It is drawn independently of the data,
+    so each model still depends on its own part only and the privacy proof
+    is unchanged.
+    """
+    S = models.T + perturbation * rng.random(models.T.shape)
+    return np.sort(S, axis=1)
+
+
+def log_side_lengths(S: np.ndarray) -> np.ndarray:
+    """(d, D+2) log side lengths of the depth boxes: [:, i] = log(S_{m-i+1} - S_i) (Lemma 7.4.1).
+
+    Column 0 is +inf (depth >= 0 is the whole line), column D+1 is -inf (empty).
+    """
+    d, m = S.shape
+    D = m // 2
+    out = np.empty((d, D + 2))
+    out[:, 0], out[:, D + 1] = np.inf, -np.inf
+    if D:
+        with np.errstate(divide="ignore"):
+            out[:, 1: D + 1] = np.log(S[:, m - 1: m - D - 1: -1] - S[:, :D])
+    return out
+
+
+def log_depth_volumes(S: np.ndarray) -> np.ndarray:
+    """log V_i, i = 0..D+1: volume of the box of approximate depth >= i (Lemma 3.3, in log space)."""
+    return log_side_lengths(S).sum(axis=0)
+
+
+def _log_diff(log_a: np.ndarray, log_b: np.ndarray) -> np.ndarray:
+    """log(a - b) for a >= b >= 0 given in logs; -inf where a == 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = log_a + np.log(-np.expm1(log_b - log_a))
+    return np.where(np.isneginf(log_a), -np.inf, out)
+
+
+def approximate_tukey_depth(points: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """Def. 2.5: min over coordinates j of min(#{models: x_j <= y_j}, #{x_j >= y_j}); S from sorted_projections."""
+    points = np.atleast_2d(points)
+    m = S.shape[1]
+    depth = np.full(points.shape[0], m)
+    for j in range(S.shape[0]):
+        below = np.searchsorted(S[j], points[:, j], side="right")
+        above = m - np.searchsorted(S[j], points[:, j], side="left")
+        depth = np.minimum(depth, np.minimum(below, above))
+    return depth
+
+
+def ptr_distance(log_volumes: np.ndarray, t: int, epsilon: float, delta: float) -> int:
+    """Lemma 3.6: the largest k in {0..t-1} such that some integer g >= 1 has
+
+        V_{t-k-1} / V_{t+k+g+1} * exp(-epsilon g / 2) <= delta,
+
+    else -1.  A 1-sensitive lower bound on the Hamming distance to a dataset
+    that is unsafe for the depth->=t exponential mechanism.  Writing
+    j = t+k+g+1 and h_j = log V_j + epsilon j / 2, the best g for each k is the
+    suffix maximum of h over j >= t+k+2, so all k are checked at once.
+    """
+    D = len(log_volumes) - 2
+    h = log_volumes + 0.5 * epsilon * np.arange(D + 2)
+    h[0] = -np.inf  # never used (j >= t+2); avoids inf - inf below
+    suffix_max = np.maximum.accumulate(h[::-1])[::-1]
+    k = np.arange(t)
+    j0 = t + k + 2
+    best = np.where(j0 <= D, suffix_max[np.minimum(j0, D + 1)], -np.inf)
+    with np.errstate(invalid="ignore"):
+        ok = log_volumes[t - k - 1] - best + 0.5 * epsilon * (t + k + 1) <= math.log(delta)
+    return int(k[ok].max()) if ok.any() else -1
+
+
+def _sample_log_weights(log_w: np.ndarray, rng: np.random.Generator) -> int:
+    """Index i with probability exp(log_w[i]) / sum exp(log_w): normalised by log-sum-exp, then inverse CDF.
+
+    Entries of weight 0 are never returned (also when rounding puts the
+    uniform draw at the very end of the cumulative sum).
+    """
+    p = np.exp(log_w - logsumexp(log_w))
+    c = np.cumsum(p)
+    i = int(np.searchsorted(c, rng.random() * c[-1], side="right"))
+    return i if i < len(p) else int(np.flatnonzero(p)[-1])
+
+
+def depth_log_weights(log_volumes: np.ndarray, t: int, epsilon: float) -> np.ndarray:
+    """Log weights of depths t..D in the restricted exponential mechanism: log(V_i - V_{i+1}) + epsilon i.
+
+    Sec. 3.3.1 with the monotone score (no 2 in the exponent, Sec. 7.3).
+    Alg. 3 loops to |V| - 1 and writes epsilon i / 2; we follow the text: the
+    deepest shell (i = D, with V_{D+1} = 0) is included, and no factor 2.
+    """
+    D = len(log_volumes) - 2
+    i = np.arange(t, D + 1)
+    return _log_diff(log_volumes[i], log_volumes[i + 1]) + epsilon * i
+
+
+def sample_point_with_depth(S: np.ndarray, depth: int, rng: np.random.Generator) -> np.ndarray:
+    """Alg. 4 / Sec. 7.4: a uniform point of approximate depth exactly `depth` (1 <= depth <= floor(m/2)).
+
+    The region is split into C_{j,i}: depth > i in coordinates < j, exactly i
+    in coordinate j, >= i after j.  Each piece is a box (times two intervals
+    in coordinate j) of volume V_{<j,i+1} W_{j,i} V_{>j,i}; a piece is drawn
+    with probability proportional to its volume (in logs), then a uniform
+    point in it.
+    """
+    d, m = S.shape
+    i = depth
+    logL = log_side_lengths(S)
+    log_ge, log_gt = logL[:, i], logL[:, i + 1]
+    log_exact = _log_diff(log_ge, log_gt)
+    before = np.concatenate([[0.0], np.cumsum(log_gt)[:-1]])  # log V_{<j,i+1}
+    after = np.concatenate([np.cumsum(log_ge[::-1])[::-1][1:], [0.0]])  # log V_{>j,i}
+    jstar = _sample_log_weights(before + log_exact + after, rng)
+
+    lo, hi = S[:, i - 1].copy(), S[:, m - i].copy()  # depth >= i
+    lo[:jstar], hi[:jstar] = S[:jstar, i], S[:jstar, m - i - 1]  # depth >= i+1
+    y = lo + (hi - lo) * rng.random(d)
+    s = S[jstar]
+    if 2 * i == m:  # deepest shell for even m: one interval, no inner box to cut out
+        y[jstar] = s[i - 1] + (s[i] - s[i - 1]) * rng.random()
+    else:  # left piece [S_i, S_{i+1}] or right piece [S_{m-i}, S_{m-i+1}]
+        left, right = s[i] - s[i - 1], s[m - i] - s[m - i - 1]
+        u = (left + right) * rng.random()
+        y[jstar] = s[i - 1] + u if u < left else s[m - i - 1] + (u - left)
+    return y
+
+
+class TukeyEMRegressor(DPLinearRegressor):
+    """TukeyEM (paper 003 Alg. 2): no clipping bounds, one hyperparameter m = `n_models`.
+
+    1. Random partition into m parts, non-private OLS on each (partition_ols).
+    2. Depth-box volumes V_i of the m models under approximate Tukey depth,
+       after a U[0, `perturbation`) jitter (default 1e-10) against zero volumes.
+    3. PTRCheck (Alg. 1) at eps/2: k = Lemma 3.6 distance with t = ceil(m/4)
+       (depth "at least m/4") and lemma parameters (eps/2, delta / (8 e^{eps/2}));
+       pass iff k + Lap(2/eps) >= log(1/(2 delta)) / (eps/2).
+    4. If it passes: the restricted exponential mechanism at eps/2 over depths
+       t..floor(m/2) with the monotone score, P[i] ~ (V_i - V_{i+1}) e^{(eps/2) i},
+       then a uniform point of depth exactly i (Sec. 7.4).
+
+    Privacy (Thm 3.10, add/remove neighbours): the check is eps/2-DP (k is
+    1-sensitive) and a passing check makes the sampling (eps/2, delta)-DP.  The
+    ledger (accountant 'basic') holds a Laplace entry (eps/2, delta 0,
+    sensitivity 1, scale 2/eps) and an exponential-mechanism entry (eps/2,
+    delta, score sensitivity 1): together exactly (eps, delta).
+
+    Every fit is charged (eps, delta), whatever its outcome.  The guarantee
+    belongs to the mechanism, not to the branch one run took: the delta is
+    the chance that an unsafe dataset passes the check, and a cost reported
+    only after seeing the outcome would not be a DP statement.  So when the
+    check fails (`fit_status_ = 'ptr_failed'`, zero model, as paper 000
+    reports) the exponential mechanism is not run but its entry stays in the
+    ledger, named "not run"; the requested budget bounds what was spent.
+
+    Data-independent outcomes, decided from the public n, d, m before any
+    data is touched (nothing is spent; the ledger carries the same two
+    entries, both marked "not run", so every fit is charged alike):
+    - 'too_few_samples_per_model': floor(n/m) < d (d counts the intercept
+      column): the OLS models are not determined; zero model and a warning;
+    - 'too_few_models': m = 1, no region of depth >= 1 has positive volume.
+    'empty_depth_region': the check passed but the region of depth >= t has
+    zero volume (only with probability <= delta, or with perturbation = 0
+    and tied models); zero model.
+
+    Diagnostics after fit: `ptr_passed_`, `ptr_threshold_`,
+    `ptr_noisy_distance_` (private), `ptr_distance_` (the noiseless k: NOT
+    private, kept for Fig. 2-style studies only) and `depth_` (sampled depth).
+    The paper adds an intercept feature to every dataset (`fit_intercept`).
+    """
+
+    def __init__(self, epsilon=1.0, delta=1e-6, n_models=1000, perturbation=1e-10, fit_intercept=False,
+                 random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_models = n_models
+        self.perturbation = perturbation
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    def _validate_params(self):
+        super()._validate_params()
+        check_positive_int("n_models", self.n_models)
+        p = self.perturbation
+        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not np.isfinite(p) or p < 0:
+            raise ValueError(f"perturbation must be a finite number >= 0, got {p!r}")
+
+    def _record_budget(self, ledger, eps_half: float, ptr_drawn: bool, not_run: str | None) -> None:
+        """Record the (eps/2, 0) Laplace charge (unless laplace_mechanism drew it) and the (eps/2, delta) EM charge.
+
+        `not_run` (None when the mechanisms ran) says why they did not; the charge is the same.
+        """
+        if not ptr_drawn:
+            ledger.record_dp(f"PTR distance to unsafe datasets (not run: {not_run})", "laplace", eps_half, 0.0,
+                             sensitivity=1.0, noise_scale=1.0 / eps_half)
+        name = "depth-restricted Tukey point (exponential mechanism)"
+        ledger.record_dp(name if not_run is None else f"{name} (not run: {not_run})", "exponential", eps_half,
+                         self.delta, sensitivity=1.0)
+
+    def _fail(self, status: str, d: int, ledger, eps_half: float, ptr_drawn: bool, why: str) -> np.ndarray:
+        """The zero model (the paper's output for "bottom"), with the full charge."""
+        self.fit_status_ = status
+        self._record_budget(ledger, eps_half, ptr_drawn, why)
+        return np.zeros(d)
+
+    def _fit_private(self, X, y, mu, rng, ledger):
+        del mu  # TukeyEM is analysed in (eps, delta), not GDP
+        ledger.accountant = "basic"
+        n, d = X.shape
+        m = self.n_models
+        eps_half = self.epsilon / 2
+        t = math.ceil(m / 4)
+        self.n_models_ = m
+        self.ptr_threshold_ = math.log(1 / (2 * self.delta)) / eps_half
+        self.ptr_passed_, self.ptr_distance_, self.ptr_noisy_distance_, self.depth_ = False, None, None, None
+
+        if n // m < d:
+            msg = (f"TukeyEM needs at least d = {d} rows per model (features incl. intercept) but n = {n} rows "
+                   f"give floor(n/m) = {n // m} with m = {m} models; returning the zero model "
+                   f"(fit_status_ = 'too_few_samples_per_model'). Use fewer models (m <= {n // d}) or more data.")
+            warnings.warn(msg, RuntimeWarning, stacklevel=3)
+            return self._fail("too_few_samples_per_model", d, ledger, eps_half, False, "floor(n/m) < d")
+        if m < 2:
+            warnings.warn("TukeyEM needs n_models >= 2 (with one model no region of depth >= 1 has positive "
+                          "volume); returning the zero model (fit_status_ = 'too_few_models').",
+                          RuntimeWarning, stacklevel=3)
+            return self._fail("too_few_models", d, ledger, eps_half, False, "n_models < 2")
+
+        S = sorted_projections(partition_ols(X, y, m, rng), self.perturbation, rng)
+        log_v = log_depth_volumes(S)
+        lemma_delta = self.delta / (8 * math.exp(eps_half))
+        self.ptr_distance_ = ptr_distance(log_v, t, eps_half, lemma_delta)
+        noisy = laplace_mechanism(float(self.ptr_distance_), 1.0, eps_half, rng, ledger,
+                                  "PTR distance to unsafe datasets (Lemma 3.6)")
+        self.ptr_noisy_distance_ = noisy
+        self.ptr_passed_ = noisy >= self.ptr_threshold_
+        if not self.ptr_passed_:
+            return self._fail("ptr_failed", d, ledger, eps_half, True, "PTR failed")
+
+        log_w = depth_log_weights(log_v, t, eps_half)
+        if not np.isfinite(log_w).any():
+            return self._fail("empty_depth_region", d, ledger, eps_half, True, "region of depth >= t is empty")
+        self._record_budget(ledger, eps_half, True, None)
+        self.depth_ = t + _sample_log_weights(log_w, rng)
+        self.fit_status_ = "ok"
+        return sample_point_with_depth(S, self.depth_, rng)
+
+
+register(AlgorithmSpec(
+    "tukey", TukeyEMRegressor, "regression", private=True,
+    fixed_params={"n_models": 1000},
+    tuning_space={"n_models": ITERATIONS},
+    description="TukeyEM (Amin et al. 2023): PTR + exponential mechanism over approximate Tukey depth of m OLS models",
+))

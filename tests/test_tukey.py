@@ -1,0 +1,350 @@
+"""TukeyEM (paper 003): depth volumes, PTR distance, samplers, privacy ledger, utility."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.base import clone
+
+import dpbench.algorithms.tukey as tukey
+from dpbench.algorithms import get_spec, make
+from dpbench.algorithms.tukey import (
+    TukeyEMRegressor,
+    approximate_tukey_depth,
+    depth_log_weights,
+    log_depth_volumes,
+    partition_ols,
+    ptr_distance,
+    sample_point_with_depth,
+    sorted_projections,
+)
+
+EPS, DELTA = math.log(3), 1e-5  # the paper's (ln 3, 1e-5)
+
+
+def fig2_data(d, m, seed):
+    """Paper 003 Fig. 2 set-up: n = (d+1) m, make_regression-like features, intercept, label noise sigma = 10."""
+    rng = np.random.default_rng(seed)
+    n = (d + 1) * m
+    X = rng.normal(size=(n, d))
+    y = X @ rng.uniform(0, 100, d) + 3.0 + rng.normal(0, 10, n)
+    return X, y
+
+
+def grid_cells(S):
+    """Independent depth bookkeeping: the sorted coordinates cut R^d into cells of constant depth.
+
+    In one coordinate the open interval between the k-th and (k+1)-th sorted
+    values (0-indexed k) has k+1 models on its left and m-k-1 on its right.
+    Returns each cell's volume and approximate depth, as arrays over the grid.
+    """
+    d, m = S.shape
+    k = np.arange(m - 1)
+    depth_1d = np.minimum(k + 1, m - k - 1)
+    vol, dep = np.ones((1,) * d), np.full((1,) * d, m)
+    for length, depth in zip(np.ix_(*[np.diff(S[j]) for j in range(d)]), np.ix_(*[depth_1d] * d), strict=True):
+        vol, dep = vol * length, np.minimum(dep, depth)
+    return vol, dep
+
+
+# --- depth and volumes -----------------------------------------------------------------------------------------
+
+
+def test_paper_illustration_depth_boxes():
+    """Sec. 7.1 / Fig. 3 points: depth-1 box [1,7]x[1,7], depth-2 box [3,6]x[3,5], depth 3 has zero volume (ties)."""
+    P = np.array([(1, 1), (7, 3), (5, 7), (3, 3), (5, 5), (6, 3)], float)
+    S = sorted_projections(P, 0.0, np.random.default_rng(0))
+    V = np.exp(log_depth_volumes(S))
+    assert V[0] == np.inf and V[4] == 0
+    np.testing.assert_array_equal(V[1:4], [36.0, 6.0, 0.0])
+    pts = np.array([[4, 4], [0, 0], [1.5, 2], [2, 4.5], [5.5, 4], [6.5, 6.5], [8, 2]])
+    np.testing.assert_array_equal(approximate_tukey_depth(pts, S), [2, 0, 1, 1, 2, 1, 0])
+    # the paper's perturbation removes the zero volume without moving the others
+    Vp = np.exp(log_depth_volumes(sorted_projections(P, 1e-10, np.random.default_rng(1))))
+    np.testing.assert_allclose(Vp[1:3], [36.0, 6.0], rtol=1e-9)
+    assert 0 < Vp[3] < 1e-18
+
+
+@pytest.mark.parametrize("d,m", [(1, 7), (2, 8), (3, 9)])
+def test_volumes_match_grid_cells(d, m):
+    """V_i = total volume of cells of depth >= i, W_i = V_i - V_{i+1} of depth exactly i; depth function agrees."""
+    rng = np.random.default_rng(d)
+    S = sorted_projections(rng.normal(size=(m, d)), 0.0, rng)
+    vol, dep = grid_cells(S)
+    logv = log_depth_volumes(S)
+    D = m // 2
+    for i in range(1, D + 1):
+        np.testing.assert_allclose(np.exp(logv[i]), vol[dep >= i].sum(), rtol=1e-9)
+    w = np.exp(depth_log_weights(logv, 1, 0.0))
+    np.testing.assert_allclose(w, [vol[dep == i].sum() for i in range(1, D + 1)], rtol=1e-9)
+    mids = [(S[j, :-1] + S[j, 1:]) / 2 for j in range(d)]
+    centres = np.stack(np.meshgrid(*mids, indexing="ij"), axis=-1).reshape(-1, d)
+    np.testing.assert_array_equal(approximate_tukey_depth(centres, S), dep.reshape(-1))
+
+
+# --- samplers --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d,m,depth", [(2, 8, 2), (2, 8, 3), (3, 9, 2), (3, 9, 4), (2, 10, 5)])
+def test_point_sampler_uniform_on_exact_depth(d, m, depth):
+    """Sec. 7.4: every draw has depth exactly i, and cell counts fit volume-proportional expectations (chi-square)."""
+    rng = np.random.default_rng(100 + 10 * d + depth)
+    S = sorted_projections(rng.uniform(-1, 1, size=(m, d)), 0.0, rng)
+    N = 10_000
+    Y = np.array([sample_point_with_depth(S, depth, rng) for _ in range(N)])
+    np.testing.assert_array_equal(approximate_tukey_depth(Y, S), depth)
+    vol, dep = grid_cells(S)
+    cell = tuple(np.searchsorted(S[j], Y[:, j]) - 1 for j in range(d))
+    counts = np.zeros(vol.shape)
+    np.add.at(counts, cell, 1)
+    mask = dep == depth
+    assert counts[~mask].sum() == 0
+    expected = N * vol[mask] / vol[mask].sum()
+    if mask.sum() == 1:  # deepest shell of even m: a single box, check uniformity per coordinate instead
+        for j in range(d):
+            lo, hi = S[j, depth - 1], S[j, depth]
+            assert stats.kstest((Y[:, j] - lo) / (hi - lo), "uniform").pvalue > 1e-3
+        return
+    observed, small = counts[mask], expected < 5  # pool sparse cells into one bin (chi-square validity)
+    if small.any():
+        observed = np.append(observed[~small], observed[small].sum())
+        expected = np.append(expected[~small], expected[small].sum())
+    assert len(observed) >= 8
+    assert stats.chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_depth_sampler_matches_exponential_mechanism():
+    """P[i] ~ W_i exp(eps i) over i = t..D (Sec. 3.3.1, monotone score without the 2), checked by chi-square."""
+    rng = np.random.default_rng(7)
+    m, d, t, eps = 12, 2, 3, 0.8
+    S = sorted_projections(rng.normal(size=(m, d)), 0.0, rng)
+    vol, dep = grid_cells(S)
+    depths = np.arange(t, m // 2 + 1)
+    p = np.array([vol[dep == i].sum() * math.exp(eps * i) for i in depths])
+    p /= p.sum()
+    logw = depth_log_weights(log_depth_volumes(S), t, eps)
+    np.testing.assert_allclose(np.exp(logw - logw.max()) / np.exp(logw - logw.max()).sum(), p, rtol=1e-9)
+    N = 20_000
+    draws = np.array([tukey._sample_log_weights(logw, rng) for _ in range(N)])
+    counts = np.bincount(draws, minlength=len(depths))
+    assert stats.chisquare(counts, N * p).pvalue > 1e-3
+
+
+def test_depth_weights_stable_for_huge_volumes():
+    """Log-space weights stay finite where linear volumes would overflow (d = 40 sides of length 1e10)."""
+    S = np.tile(np.arange(20.0) * 1e10, (40, 1))
+    logw = depth_log_weights(log_depth_volumes(S), 5, 1.0)
+    assert np.all(np.isfinite(logw)) and logw.max() > 700
+    assert 5 <= 5 + tukey._sample_log_weights(logw, np.random.default_rng(0)) <= 10
+
+
+# --- PTR -------------------------------------------------------------------------------------------------------
+
+
+def brute_force_distance(logv, t, eps, delta):
+    """Lemma 3.6 by its definition, looping over k and g."""
+    D = len(logv) - 2
+    best = -1
+    for k in range(t):
+        for g in range(1, D + 2):
+            j = t + k + g + 1
+            if j > D + 1:
+                break
+            with np.errstate(invalid="ignore"):
+                if logv[t - k - 1] - logv[j] - eps * g / 2 <= math.log(delta):
+                    best = k
+                    break
+    return best
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_ptr_distance_equals_definition(seed):
+    """The vectorised suffix-maximum search equals the lemma's double loop, on model volumes and on arbitrary ones."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(8, 400))
+    eps, delta = float(rng.uniform(0.2, 3)), float(10 ** rng.uniform(-8, -2))
+    if seed % 2:
+        S = sorted_projections(rng.standard_t(3, size=(m, int(rng.integers(1, 4)))), 1e-10, rng)
+        logv = log_depth_volumes(S)
+    else:  # any non-increasing sequence with V_0 = inf, V_{D+1} = 0: gentle steps and a few jumps
+        steps = rng.exponential(eps / 2 * rng.uniform(0.05, 0.8), m // 2) + 3 * (rng.random(m // 2) < 0.02)
+        logv = np.concatenate([[np.inf], -np.cumsum(steps), [-np.inf]])
+    t = math.ceil(m / 4)
+    assert ptr_distance(logv, t, eps, delta) == brute_force_distance(logv, t, eps, delta)
+
+
+def test_ptr_distance_grows_with_models():
+    """Fig. 2 trend (d = 2, n = (d+1) m, (ln 3, 1e-5)): more models -> larger distance; the check flips fail -> pass."""
+    eh = EPS / 2
+    ks = []
+    for m in (250, 500, 1000, 2000):
+        X, y = fig2_data(2, m, seed=m)
+        X1 = np.hstack([X, np.ones((len(X), 1))])
+        S = sorted_projections(partition_ols(X1, y, m, np.random.default_rng(m)), 1e-10, np.random.default_rng(0))
+        ks.append(ptr_distance(log_depth_volumes(S), math.ceil(m / 4), eh, DELTA / (8 * math.exp(eh))))
+    assert all(a < b for a, b in zip(ks, ks[1:], strict=False)), ks
+    threshold = math.log(1 / (2 * DELTA)) / eh
+    pass_prob = stats.laplace.sf(threshold, loc=np.array(ks), scale=1 / eh)
+    assert pass_prob[0] < 1e-4 and pass_prob[-1] > 1 - 1e-12, pass_prob
+    fits = [TukeyEMRegressor(EPS, DELTA, n_models=m, fit_intercept=True, random_state=0).fit(*fig2_data(2, m, m))
+            for m in (250, 2000)]
+    assert [f.ptr_passed_ for f in fits] == [False, True]
+
+
+# --- the estimator ---------------------------------------------------------------------------------------------
+
+
+def easy_data(n=200_000, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    return X, X @ np.ones(d) + 2.0 + rng.normal(size=n)
+
+
+def test_r2_close_to_ols_on_easy_data():
+    """n = 200k, d = 3 + intercept, sigma = 1, m = 1000 (200 rows per model).
+
+    A passing run returns a point of depth >= m/4, i.e. inside the box of the
+    models' coordinate quartiles; each model coordinate has std ~ sigma/sqrt(200),
+    so every coordinate is within 0.674 * 0.0707 + O(1/sqrt(n)) < 0.053 of OLS
+    and the excess training MSE is at most 4 * 0.053^2 = 0.0112 (X^T X / n ~ I).
+    With var(y) = 4 the R^2 loss is at most 0.0028 on every passing run; we
+    allow 0.004.  (The zero model would lose all of R^2 = 0.75.)
+    """
+    X, y = easy_data()
+    r2_ols = make("ols", fit_intercept=True).fit(X, y).score(X, y)
+    for seed in range(3):
+        est = TukeyEMRegressor(EPS, DELTA, fit_intercept=True, random_state=seed).fit(X, y)
+        assert est.fit_status_ == "ok" and est.ptr_passed_
+        assert 250 <= est.depth_ <= 500
+        assert r2_ols - est.score(X, y) < 0.004
+
+
+def check_ledger(est, eps, delta):
+    led = est.privacy_ledger_
+    assert led.accountant == "basic"
+    spent_eps, spent_delta = led.epsilon_delta(delta)
+    assert spent_eps == pytest.approx(eps, rel=1e-9) and spent_delta == pytest.approx(delta, rel=1e-9)
+    lap, em = led.entries
+    assert lap.mechanism == "laplace" and lap.sensitivity == 1.0 and lap.delta == 0.0
+    assert lap.epsilon == pytest.approx(eps / 2, rel=1e-12)
+    assert lap.noise_scale == pytest.approx(lap.sensitivity / lap.epsilon, rel=1e-12)
+    assert em.mechanism == "exponential" and em.sensitivity == 1.0
+    assert em.epsilon == pytest.approx(eps / 2, rel=1e-12) and em.delta == delta
+    return lap, em
+
+
+def test_ledger_when_ptr_passes():
+    X, y = easy_data(n=50_000)
+    est = TukeyEMRegressor(epsilon=0.7, delta=1e-6, n_models=1000, fit_intercept=True, random_state=1).fit(X, y)
+    assert est.fit_status_ == "ok" and est.ptr_passed_
+    lap, em = check_ledger(est, 0.7, 1e-6)
+    assert "not run" not in lap.name + em.name
+    # Alg. 1 with eps/2: threshold log(1/(2 delta)) / (eps/2), Lemma 3.6 at (eps/2, delta / (8 e^{eps/2}))
+    assert est.ptr_threshold_ == pytest.approx(math.log(1 / 2e-6) / 0.35)
+    rng = np.random.default_rng(1)  # replay the estimator's draws: partition, then perturbation
+    S = sorted_projections(partition_ols(np.hstack([X, np.ones((len(X), 1))]), y, 1000, rng), 1e-10, rng)
+    assert est.ptr_distance_ == ptr_distance(log_depth_volumes(S), 250, 0.35, 1e-6 / (8 * math.exp(0.35))) > 0
+    assert est.ptr_noisy_distance_ >= est.ptr_threshold_
+
+
+def test_ptr_failure_is_a_result_with_full_charge():
+    X, y = fig2_data(2, 250, seed=3)
+    est = TukeyEMRegressor(EPS, DELTA, n_models=250, fit_intercept=True, random_state=0).fit(X, y)
+    assert est.fit_status_ == "ptr_failed" and est.ptr_passed_ is False and est.depth_ is None
+    assert np.all(est.coef_ == 0) and est.intercept_ == 0
+    lap, em = check_ledger(est, EPS, DELTA)
+    assert "not run" not in lap.name and "not run" in em.name
+    np.testing.assert_array_equal(est.predict(X[:5]), 0.0)
+
+
+def test_too_few_samples_per_model():
+    X, y = easy_data(n=2_500, d=2)  # floor(2500 / 1000) = 2 < d = 3 (with intercept)
+    with pytest.warns(RuntimeWarning, match=r"d = 3 .* n = 2500 .* m = 1000"):
+        est = TukeyEMRegressor(EPS, DELTA, fit_intercept=True, random_state=0).fit(X, y)
+    assert est.fit_status_ == "too_few_samples_per_model" and not est.ptr_passed_
+    assert np.all(est.coef_ == 0) and est.ptr_distance_ is None
+    lap, em = check_ledger(est, EPS, DELTA)
+    assert "not run" in lap.name and "not run" in em.name
+    # the same data without the intercept has floor(n/m) = 2 = d: models are fitted
+    assert TukeyEMRegressor(EPS, DELTA, random_state=0).fit(X, y).ptr_distance_ is not None
+
+
+def test_single_model_is_a_status_not_a_crash():
+    X, y = easy_data(n=1_000, d=2)
+    with pytest.warns(RuntimeWarning, match="n_models >= 2"):
+        est = TukeyEMRegressor(EPS, DELTA, n_models=1, random_state=0).fit(X, y)
+    assert est.fit_status_ == "too_few_models" and np.all(est.coef_ == 0)
+    check_ledger(est, EPS, DELTA)
+
+
+@pytest.mark.parametrize("m", [2, 3, 20, 25])
+def test_small_odd_and_even_m(m):
+    """Tiny m: no g >= 1 fits between depths t+k+1 and floor(m/2), so k = -1 and PTR fails.
+
+    With eps = 1000 the lemma needs eps g / 4 > log(8 e^{eps/2} / delta), i.e.
+    g >= 3, first possible for k >= 1 at m = 20; then k >= 1 >> the threshold
+    log(5) / 500 (Laplace scale 0.002) and the check passes.
+    """
+    X, y = easy_data(n=3_000, d=1)
+    est = TukeyEMRegressor(epsilon=1e3, delta=0.1, n_models=m, random_state=m).fit(X, y)
+    check_ledger(est, 1e3, 0.1)
+    if m < 10:
+        assert est.ptr_distance_ == -1 and est.fit_status_ == "ptr_failed"
+    else:
+        assert est.ptr_distance_ >= 1 and est.fit_status_ == "ok"
+        assert math.ceil(m / 4) <= est.depth_ <= m // 2
+
+
+def test_partition_ols_matches_lstsq_per_part(monkeypatch):
+    """Unequal part sizes (n mod m != 0), a column that is all zero in some parts (rank deficient), and chunking."""
+    rng = np.random.default_rng(5)
+    n, m, d = 1_003, 10, 4
+    X = rng.normal(size=(n, d))
+    X[rng.random(n) < 0.99, 3] = 0.0
+    y = rng.normal(size=n)
+    models = partition_ols(X, y, m, np.random.default_rng(11))
+    perm = np.random.default_rng(11).permutation(n)
+    s, r = divmod(n, m)
+    sizes = []
+    for g in range(m):
+        rows = np.concatenate([perm[g * s: (g + 1) * s], perm[m * s + g: m * s + g + 1] if g < r else []]).astype(int)
+        sizes.append(len(rows))
+        np.testing.assert_allclose(models[g], np.linalg.lstsq(X[rows], y[rows], rcond=None)[0], atol=1e-10)
+    assert sorted(set(sizes)) == [100, 101] and sum(sizes) == n
+    monkeypatch.setattr(tukey, "_CHUNK_FLOATS", 2 * 101 * d)  # two models per chunk
+    np.testing.assert_allclose(partition_ols(X, y, m, np.random.default_rng(11)), models, atol=1e-12)
+
+
+def test_reproducible_and_sklearn_compatible():
+    X, y = easy_data(n=50_000)
+    a = TukeyEMRegressor(EPS, DELTA, fit_intercept=True, random_state=3).fit(X, y)
+    b = clone(a).fit(X, y)
+    c = TukeyEMRegressor(EPS, DELTA, fit_intercept=True, random_state=4).fit(X, y)
+    assert a.fit_status_ == c.fit_status_ == "ok"
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.intercept_ == b.intercept_
+    assert not np.array_equal(a.coef_, c.coef_)
+    spec = get_spec("tukey")
+    assert spec.private and spec.task == "regression" and spec.fixed_params == {"n_models": 1000}
+    assert spec.tuning_space["n_models"]["low"] == 1 and spec.tuning_space["n_models"]["high"] == 4000
+    assert make("tukey").get_params()["n_models"] == 1000
+
+
+@pytest.mark.parametrize("params", [
+    {"epsilon": 0.0}, {"epsilon": -1.0}, {"delta": 0.0}, {"delta": 1.0}, {"n_models": 0}, {"n_models": 2.5},
+    {"n_models": True}, {"perturbation": -1e-10}, {"perturbation": float("nan")}, {"perturbation": "tiny"},
+])
+def test_bad_params_raise(params):
+    X, y = easy_data(n=1_000, d=2)
+    with pytest.raises(ValueError):
+        TukeyEMRegressor(**params).fit(X, y)
+
+
+def test_bad_data_raise():
+    X, y = easy_data(n=1_000, d=2)
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        TukeyEMRegressor().fit(X, y)
+    with pytest.raises(ValueError, match="different numbers"):
+        TukeyEMRegressor().fit(X[:, :1] * 0, y[:-1])
