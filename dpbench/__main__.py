@@ -60,8 +60,7 @@ def _plot(cfg) -> None:
 
     df = results.load(_sweep_dir(cfg))
     if (df["status"] == "ok").any():
-        path = plots.draw(cfg["plot"]["kind"], df, _sweep_dir(cfg) / f"{cfg['name']}.png",
-                          metric=cfg["plot"]["metric"], title=cfg["name"])
+        path = plots.draw(cfg["plot"], df, _sweep_dir(cfg) / f"{cfg['name']}.png", title=cfg["name"])
         print(f"figure: {path}")
     else:
         print("no successful runs: no figure drawn")
@@ -71,7 +70,15 @@ def _report(cfg) -> None:
     from dpbench import results
     from dpbench.report import summary_table
 
-    print(summary_table(results.load(_sweep_dir(cfg)), metric=cfg["plot"]["metric"]).to_string())
+    df = results.load(_sweep_dir(cfg))
+    print(summary_table(df, metric=cfg["plot"]["metric"]).to_string())
+    plot = cfg["plot"]
+    if plot["kind"] == "scatter" and plot["x"] and plot["y"]:
+        from dpbench.plots.scatter import paired_means, win_counts
+
+        metric = plot["metric"] or "test_mse"
+        print(f"\ndatasets where {plot['y']} has lower {metric} than {plot['x']} (y_better), per epsilon:")
+        print(win_counts(paired_means(df, plot["x"], plot["y"], metric), plot["x"], plot["y"]).to_string())
 
 
 def cmd_plot(overrides: list[str]) -> int:

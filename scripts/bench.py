@@ -30,7 +30,7 @@ def main() -> None:
         y = X @ rng.normal(size=d) + rng.normal(size=n)
         for name in ["adassp", "boosted_adassp"]:
             est = algorithms.make(name, epsilon=1.0, random_state=0)
-            rows.append((f"{name} fit n={n} d={d}", best_of(lambda: est.fit(X, y))))
+            rows.append((f"{name} fit n={n} d={d}", best_of(lambda est=est, X=X, y=y: est.fit(X, y))))
     from dpbench.runner.execute import run_sweep
 
     exp = {"name": "bench", "algorithms": ["boosted_adassp", "adassp", "ols"],
@@ -39,7 +39,7 @@ def main() -> None:
            "epsilons": [0.1, 0.5, 1.0, 2.0, 5.0], "deltas": [1e-6], "seeds": [0, 1, 2, 3, 4],
            "tuning_mode": "fixed", "split": "fixed"}
     for backend, n_jobs in [("sequential", 1), ("loky", 2)]:
-        def sweep():
+        def sweep(backend=backend, n_jobs=n_jobs):
             with tempfile.TemporaryDirectory() as tmp:
                 run_sweep(exp, {"backend": backend, "n_jobs": n_jobs, "progress": False}, tmp)
         rows.append((f"quickstart grid (55 runs), {backend} n_jobs={n_jobs}", best_of(sweep, repeat=1)))

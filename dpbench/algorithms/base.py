@@ -15,7 +15,9 @@ def check_X_y(X, y=None, *, allow_empty_columns: bool = True):
     """Float arrays, finite, matching lengths, non-empty; ValueError naming the problem."""
     X = np.asarray(X, dtype=float) if not hasattr(X, "toarray") else np.asarray(X.toarray(), dtype=float)
     if X.ndim == 1:
-        raise ValueError("X must be 2-D (n_samples, n_features). Reshape your data with X.reshape(-1, 1) if it has a single feature")
+        raise ValueError(
+            "X must be 2-D (n_samples, n_features). Reshape your data with X.reshape(-1, 1) if it has a single feature"
+        )
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
     if X.shape[0] == 0:

@@ -26,7 +26,8 @@ def dataset_label(spec) -> str:
         from dpbench.data.synthetic import synthetic_label
 
         return synthetic_label(**{k: v for k, v in spec.items() if k != "name"})
-    return spec["name"]
+    options = ",".join(f"{k}={spec[k]}" for k in sorted(spec) if k != "name")
+    return f"{spec['name']}[{options}]" if options else spec["name"]
 
 
 def expand_dataset_specs(specs) -> list[dict]:
@@ -55,8 +56,13 @@ def dataset_task(spec) -> str:
     return catalog.task_of(spec["name"])
 
 
-def load_dataset(spec, split_seed: int = 42, data_dir: str | None = None) -> Dataset:
-    """Load and preprocess one dataset split.  Raises MissingDataError if its files are absent."""
+def load_dataset(spec, split_seed: int = 42, data_dir: str | None = None, split: str = "fixed") -> Dataset:
+    """Load and preprocess one dataset split.  Raises MissingDataError if its files are absent.
+
+    Synthetic data is drawn afresh from `split_seed`; real data is split as
+    `split` says ('fixed' or 'per_seed'), unless the spec names its own split
+    (e.g. {name: cod-rna, split: paper}).
+    """
     spec = _as_spec(spec)
     name = spec.pop("name")
     if name == "synthetic":
@@ -65,7 +71,7 @@ def load_dataset(spec, split_seed: int = 42, data_dir: str | None = None) -> Dat
         return make_synthetic(seed=split_seed, **spec)
     from dpbench.data import catalog
 
-    return catalog.load_real(name, split_seed=split_seed, data_dir=data_dir, **spec)
+    return catalog.load_real(name, split_seed=split_seed, data_dir=data_dir, **{"split": split, **spec})
 
 
 __all__ = ["Dataset", "MissingDataError", "dataset_label", "dataset_task", "expand_dataset_specs", "load_dataset"]

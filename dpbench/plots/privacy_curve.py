@@ -36,7 +36,7 @@ def plot_privacy_curve(df: pd.DataFrame, out_path: str | Path, metric: str | Non
     ncols = min(3, len(datasets))
     nrows = math.ceil(len(datasets) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
-    for ax, name in zip(axes.flat, datasets):
+    for ax, name in zip(axes.flat, datasets, strict=False):
         sub = ok[ok["dataset"] == name]
         eps_all = sorted(sub["epsilon"].dropna().unique())
         for algo, g in sub.groupby("algorithm", sort=True):

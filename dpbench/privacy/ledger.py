@@ -43,7 +43,8 @@ class PrivacyLedger:
     accountant: str = "gdp"
 
     def record_gaussian(self, name: str, sensitivity: float, noise_std: float, mu: float, count: int = 1) -> None:
-        self.entries.append(LedgerEntry(name, "gaussian", float(sensitivity), float(noise_std), mu=float(mu), count=count))
+        entry = LedgerEntry(name, "gaussian", float(sensitivity), float(noise_std), mu=float(mu), count=count)
+        self.entries.append(entry)
 
     def record_dp(
         self,
@@ -55,9 +56,9 @@ class PrivacyLedger:
         noise_scale: float | None = None,
         count: int = 1,
     ) -> None:
-        self.entries.append(
-            LedgerEntry(name, mechanism, sensitivity, noise_scale, epsilon=float(epsilon), delta=float(delta), count=count)
-        )
+        entry = LedgerEntry(name, mechanism, sensitivity, noise_scale, epsilon=float(epsilon), delta=float(delta),
+                            count=count)
+        self.entries.append(entry)
 
     @property
     def gaussian_entries(self) -> list[LedgerEntry]:

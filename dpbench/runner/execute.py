@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import platform
 import subprocess
 import time
@@ -104,7 +103,7 @@ def run_unit(unit: Unit, sweep_dir: str, prov: Provenance, part_size: int) -> in
     """Load the unit's data once, fit its runs, write a part every `part_size` runs.  Returns runs done."""
     stem = stable_hash(unit.runs[0].unit_key + unit.runs[0].run_id, 12)
     try:
-        data = load_dataset(unit.dataset, split_seed=unit.data_seed, data_dir=prov.data_dir)
+        data = load_dataset(unit.dataset, split_seed=unit.data_seed, data_dir=prov.data_dir, split=unit.split)
     except MissingDataError as exc:
         rows = [{**_base_row(r, prov), "status": "missing_data", "error": str(exc)} for r in unit.runs]
         results.write_part(rows, sweep_dir, f"{stem}-missing")
@@ -141,7 +140,8 @@ def _backend(runner: Mapping):
         with joblib.parallel_config(backend=backend, n_jobs=int(runner.get("n_jobs", 1))):
             yield None
     else:
-        raise ValueError(f"runner.backend must be one of loky, multiprocessing, threading, sequential, dask; got {backend!r}")
+        known = "loky, multiprocessing, threading, sequential, dask"
+        raise ValueError(f"runner.backend must be one of {known}; got {backend!r}")
 
 
 def run_sweep(exp: Mapping, runner: Mapping, sweep_dir: str | Path, data_dir: str | None = None) -> dict:
@@ -163,6 +163,3 @@ def run_sweep(exp: Mapping, runner: Mapping, sweep_dir: str | Path, data_dir: st
             bar.update(n)
     return {"runs": len(runs), "skipped": len(runs) - len(todo), "ran": len(todo), "units": len(units)}
 
-
-def nan_to_none(x):
-    return None if isinstance(x, float) and math.isnan(x) else x

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpbench import algorithms
-from dpbench.data import dataset_label, dataset_task, expand_dataset_specs
+from dpbench.data import dataset_task, expand_dataset_specs
 
 FIXED_SPLIT_SEED = 42  # the authors' train_test_split(random_state=42)
 SPLITS = ("fixed", "per_seed")
@@ -74,7 +74,7 @@ class RunSpec:
 
     @property
     def unit_key(self) -> str:
-        return stable_hash({"dataset": dict(self.dataset), "data_seed": self.data_seed})
+        return stable_hash({"dataset": dict(self.dataset), "data_seed": self.data_seed, "split": self.split})
 
 
 @dataclass
@@ -83,6 +83,7 @@ class Unit:
 
     dataset: dict
     data_seed: int
+    split: str
     runs: list[RunSpec] = field(default_factory=list)
 
 
@@ -99,7 +100,7 @@ def _algorithm_settings(entry) -> list[tuple[str, dict]]:
     grid = dict(entry.get("grid") or {})
     settings = []
     for values in itertools.product(*grid.values()):
-        params = {**base, **dict(zip(grid, values))}
+        params = {**base, **dict(zip(grid, values, strict=True))}
         est = algorithms.make(spec.name, **params)  # validates names (and values on fit)
         full = {k: v for k, v in est.get_params().items() if k not in ("epsilon", "delta", "random_state")}
         settings.append((spec.name, {k: (list(v) if isinstance(v, tuple) else v) for k, v in full.items()}))
@@ -149,10 +150,7 @@ def expand(exp: Mapping) -> list[RunSpec]:
 def group_units(runs: Sequence[RunSpec]) -> list[Unit]:
     units: dict[str, Unit] = {}
     for r in runs:
-        u = units.setdefault(r.unit_key, Unit(dict(r.dataset), r.data_seed))
+        u = units.setdefault(r.unit_key, Unit(dict(r.dataset), r.data_seed, r.split))
         u.runs.append(r)
     return list(units.values())
 
-
-def describe_dataset(spec) -> str:
-    return dataset_label(spec)
