@@ -59,7 +59,7 @@ def _plot(cfg) -> None:
     from dpbench import plots, results
 
     df = results.load(_sweep_dir(cfg))
-    if (df["status"] == "ok").any():
+    if results.has_metrics(df).any():
         path = plots.draw(cfg["plot"], df, _sweep_dir(cfg) / f"{cfg['name']}.png", title=cfg["name"])
         print(f"figure: {path}")
     else:

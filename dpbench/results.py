@@ -31,6 +31,16 @@ COLUMNS = [
 ]
 
 
+# Statuses of runs that produced no model.  Any other status (e.g. TukeyEM's 'ptr_failed', which
+# predicts with the all-zero model as paper 000 reports, or an algorithm's documented fallback) has metrics.
+NO_MODEL_STATUSES = ("error", "missing_data", "data_error")
+
+
+def has_metrics(df: pd.DataFrame) -> pd.Series:
+    """Rows whose metrics count in figures and tables."""
+    return ~df["status"].isin(NO_MODEL_STATUSES)
+
+
 def parts_dir(sweep_dir: str | os.PathLike) -> Path:
     return Path(sweep_dir) / PARTS
 

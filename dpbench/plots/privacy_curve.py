@@ -11,6 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from dpbench.results import has_metrics  # noqa: E402
+
 LABELS = {
     "boosted_adassp": "BoostedAdaSSP",
     "adassp": "AdaSSP",
@@ -28,7 +30,7 @@ def default_metric(df: pd.DataFrame) -> str:
 
 def plot_privacy_curve(df: pd.DataFrame, out_path: str | Path, metric: str | None = None, title: str = "") -> Path:
     """Draw and save the figure; non-private algorithms are horizontal dashed lines."""
-    ok = df[df["status"] == "ok"]
+    ok = df[has_metrics(df)]
     if ok.empty:
         raise ValueError("no successful runs to plot")
     metric = metric or default_metric(ok)

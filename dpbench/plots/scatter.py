@@ -11,12 +11,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from dpbench.results import has_metrics  # noqa: E402
+
 from dpbench.plots.privacy_curve import LABELS, METRIC_LABELS  # noqa: E402
 
 
 def paired_means(df: pd.DataFrame, x: str, y: str, metric: str) -> pd.DataFrame:
     """Mean metric over seeds per (epsilon, dataset) for both algorithms; datasets where either failed are dropped."""
-    ok = df[(df["status"] == "ok") & df["algorithm"].isin([x, y])]
+    ok = df[has_metrics(df) & df["algorithm"].isin([x, y])]
     means = ok.groupby(["epsilon", "dataset", "algorithm"])[metric].mean().unstack("algorithm")
     return means.dropna(subset=[c for c in (x, y) if c in means.columns]).reindex(columns=[x, y]).dropna()
 
@@ -60,7 +62,7 @@ def plot_scatter(df: pd.DataFrame, out_path: str | Path, x: str, y: str, metric:
         ax.grid(True, which="both", alpha=0.3)
     for ax in list(axes.flat)[len(eps):]:
         ax.axis("off")
-    n_seeds = df[df["status"] == "ok"]["seed"].nunique()
+    n_seeds = df[has_metrics(df)]["seed"].nunique()
     fig.suptitle(f"{title}  (mean over {n_seeds} seeds; below the diagonal: {LABELS.get(y, y)} better)".strip(),
                  fontsize=10)
     fig.tight_layout()

@@ -78,11 +78,17 @@ class PrivacyLedger:
         """(epsilon, delta) actually spent.
 
         Pure-GDP ledgers: the epsilon of total_mu() at the requested delta.
-        Otherwise: basic composition of the (eps, delta) entries (the
-        algorithm's own accountant may be tighter; see `accountant`).
+        Ledgers whose algorithm composes disjoint parts in parallel and/or
+        steps by advanced composition ('parallel', 'advanced+parallel'):
+        `composition.spent_by`.  Otherwise: basic composition of the
+        (eps, delta) entries.
         """
         if not self.entries:
             return 0.0, 0.0
+        if self.accountant in ("parallel", "advanced+parallel"):
+            from dpbench.privacy.composition import spent_by  # composition imports this module
+
+            return spent_by(self, delta)
         if not self.dp_entries:
             return epsilon_from_mu_delta(self.total_mu(), delta), delta
         eps = sum(e.epsilon * e.count for e in self.dp_entries)

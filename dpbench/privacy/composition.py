@@ -1,0 +1,132 @@
+"""(epsilon, delta) composition for algorithms analysed without GDP (paper 004 and DP-AMBSSGD).
+
+Advanced composition is Kairouz, Oh & Viswanath (2015), Thm 3.4 -- the
+theorem behind paper 004 Lemma B.4: k adaptive (eps0, delta0)-DP releases
+are (eps, 1 - (1 - delta0)^k (1 - delta'))-DP for every delta' in (0, 1] with
+
+    eps = min{ k eps0,
+               k eps0 tanh(eps0/2) + eps0 sqrt(2k log(e + sqrt(k eps0^2)/delta')),
+               k eps0 tanh(eps0/2) + eps0 sqrt(2k log(1/delta')) }
+
+((e^eps0 - 1)/(e^eps0 + 1) = tanh(eps0/2)).  Lemma B.4's per-step budget
+(eps/(2 sqrt(2k log(2/delta))), delta/(2k)) is one sufficient choice; we solve
+for the largest eps0 instead, so the composition spends exactly the budget.
+
+Ledgers of these algorithms tag each entry's data part in its name
+("S2/distance histogram t=3"): releases on disjoint parts compose in
+parallel (McSherry 2009; paper 004 Lemma B.2), releases on the same part by
+the ledger's accountant.  `spent_by` does exactly that.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import numpy as np
+from scipy.optimize import brentq
+
+from dpbench.privacy.accounting import check_epsilon_delta
+from dpbench.privacy.ledger import PrivacyLedger
+
+# ledger.accountant values understood by spent_by
+BASIC = "basic"  # sum over every entry
+PARALLEL = "parallel"  # basic within a part, max across disjoint parts
+ADVANCED_PARALLEL = "advanced+parallel"  # advanced (Kairouz Thm 3.4) within a part, max across parts
+
+
+def tag(part: str, what: str) -> str:
+    """Ledger entry name recording the disjoint data part a release touched."""
+    return f"{part}/{what}"
+
+
+def part_of(name: str) -> str:
+    return name.split("/", 1)[0] if "/" in name else ""
+
+
+def _check(eps0: float, delta0: float, k: int) -> None:
+    if not (math.isfinite(eps0) and eps0 >= 0):
+        raise ValueError(f"per-step epsilon must be finite and >= 0, got {eps0!r}")
+    if not 0 <= delta0 < 1:
+        raise ValueError(f"per-step delta must lie in [0, 1), got {delta0!r}")
+    if int(k) != k or k < 1:
+        raise ValueError(f"number of compositions k must be an integer >= 1, got {k!r}")
+
+
+def advanced_composition(eps0: float, delta0: float, k: int, delta_prime: float) -> tuple[float, float]:
+    """(eps, delta) of k adaptive (eps0, delta0)-DP releases (Kairouz et al. 2015, Thm 3.4)."""
+    _check(eps0, delta0, k)
+    if not 0 < delta_prime <= 1:
+        raise ValueError(f"delta_prime must lie in (0, 1], got {delta_prime!r}")
+    drift = k * eps0 * math.tanh(eps0 / 2)
+    eps = min(
+        k * eps0,
+        drift + eps0 * math.sqrt(2 * k * math.log(math.e + math.sqrt(k * eps0**2) / delta_prime)),
+        drift + eps0 * math.sqrt(2 * k * math.log(1 / delta_prime)),
+    )
+    delta = -math.expm1(k * math.log1p(-delta0) + math.log1p(-delta_prime))  # 1 - (1-delta0)^k (1-delta')
+    return eps, delta
+
+
+def delta_prime_for(delta0: float, k: int, delta_total: float) -> float:
+    """The delta' with 1 - (1 - delta0)^k (1 - delta') = delta_total."""
+    dp = -math.expm1(math.log1p(-delta_total) - k * math.log1p(-delta0))
+    if not dp > 0:
+        raise ValueError(f"delta_total={delta_total} leaves nothing for delta' after {k} releases of delta0={delta0}")
+    return dp
+
+
+def per_step_budget(epsilon: float, delta: float, k: int, delta0: float | None = None) -> tuple[float, float]:
+    """(eps0, delta0) whose k-fold advanced composition is exactly (epsilon, delta).
+
+    delta0 defaults to delta/(2k) (paper 004 Alg. 1 line 2); the rest of delta
+    goes to delta'.  eps0 is the root of advanced_composition(eps0) = epsilon,
+    which is continuous and increasing in eps0, bracketed in [0, hi] (hi
+    doubled from epsilon until it overshoots) and found with Brent's method.
+    """
+    check_epsilon_delta(epsilon, delta)
+    _check(0.0, 0.0, k)
+    delta0 = delta / (2 * k) if delta0 is None else delta0
+    dp = delta_prime_for(delta0, k, delta)
+    f = lambda e0: advanced_composition(e0, delta0, k, dp)[0] - epsilon
+    hi = epsilon
+    while f(hi) < 0:
+        hi *= 2.0
+    eps0 = brentq(f, 0.0, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+    return float(eps0), float(delta0)
+
+
+def spent_by(ledger: PrivacyLedger, delta_target: float) -> tuple[float, float]:
+    """(eps, delta) a ledger spends, composed the way the algorithms' privacy proofs do.
+
+    Entries are grouped by data part (`part_of(name)`).  Within a part:
+    BASIC/PARALLEL sum epsilons and deltas; ADVANCED_PARALLEL applies
+    advanced composition to the part's k releases (all must carry the same
+    (eps0, delta0)) with delta' chosen so the part's delta is delta_target.
+    Across parts: PARALLEL and ADVANCED_PARALLEL take the maximum (disjoint
+    data), BASIC sums.  Gaussian mu entries are not supported here.
+    """
+    if ledger.gaussian_entries:
+        raise ValueError("spent_by composes (epsilon, delta) entries only; use ledger.total_mu() for GDP entries")
+    if not ledger.entries:
+        return 0.0, 0.0
+    accountant = ledger.accountant
+    if accountant not in (BASIC, PARALLEL, ADVANCED_PARALLEL):
+        raise ValueError(f"unknown accountant {accountant!r}; expected one of {BASIC!r}, {PARALLEL!r}, "
+                         f"{ADVANCED_PARALLEL!r}")
+    parts = defaultdict(list)
+    for e in ledger.entries:
+        parts[part_of(e.name) if accountant != BASIC else ""].append(e)
+    spent = []
+    for name, entries in parts.items():
+        if accountant != ADVANCED_PARALLEL:
+            spent.append((sum(e.epsilon * e.count for e in entries), sum(e.delta * e.count for e in entries)))
+            continue
+        charges = {(e.epsilon, e.delta) for e in entries}
+        if len(charges) != 1:
+            raise ValueError(f"part {name!r} mixes per-release budgets {sorted(charges)}; advanced composition "
+                             "here needs identical releases")
+        (eps0, delta0), = charges
+        k = sum(e.count for e in entries)
+        spent.append(advanced_composition(eps0, delta0, k, delta_prime_for(delta0, k, delta_target)))
+    return max(s[0] for s in spent), max(s[1] for s in spent)

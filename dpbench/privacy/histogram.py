@@ -1,0 +1,78 @@
+"""Stability-based private histogram (paper 004 Lemma B.1; Karwa & Vadhan 2017, Lemma 2.3) over geometric bins.
+
+Only non-empty bins get noise, so the domain can be infinite (the bins of
+paper 004 Alg. 2-3 cover [0, inf) geometrically).  Analysis, for neighbours
+that change one histogrammed item (one group statistic of Alg. 2-3 moves
+when one record is added, removed or replaced): at most two bin counts
+change, each by 1, so the count vector has L1 sensitivity 2 and
+Laplace(2/eps) noise makes bins that are non-empty in both datasets
+eps-DP.  A bin non-empty in only one of them holds a single item; it is
+released only if 1 + Lap(2/eps) >= t, probability (1/2) exp(-(t-1) eps/2)
+each, so with t = 1 + 2 log(2/delta)/eps the two such bins leak at most
+delta/2 <= delta in total (Karwa & Vadhan's threshold).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpbench.privacy.accounting import check_epsilon_delta
+from dpbench.privacy.ledger import PrivacyLedger
+
+ZERO_BIN = np.iinfo(np.int64).min  # the bin {0} of paper 004 Alg. 2-3
+SENSITIVITY = 2.0  # L1 sensitivity of the count vector
+
+
+def laplace_scale(epsilon: float) -> float:
+    """Laplace scale b = 2/eps of the noisy counts."""
+    return SENSITIVITY / epsilon
+
+
+def stability_threshold(epsilon: float, delta: float) -> float:
+    """Release threshold t = 1 + 2 log(2/delta)/eps on noisy counts."""
+    return 1.0 + SENSITIVITY * math.log(2.0 / delta) / epsilon
+
+
+def stability_histogram(
+    bins, epsilon: float, delta: float, rng: np.random.Generator, ledger: PrivacyLedger, name: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """(released bin ids, their noisy counts): non-empty bins get Lap(2/eps), kept if >= threshold.
+
+    (eps, delta)-DP; charged once to `ledger` as mechanism 'stability_histogram'.
+    Both arrays are empty when no bin survives (the "all bins empty" case of
+    paper 004 Alg. 2-3).
+    """
+    check_epsilon_delta(epsilon, delta)
+    ids, counts = np.unique(np.asarray(bins, dtype=np.int64), return_counts=True)
+    scale = laplace_scale(epsilon)
+    ledger.record_dp(name, "stability_histogram", epsilon, delta, sensitivity=SENSITIVITY, noise_scale=scale)
+    noisy = counts + rng.laplace(0.0, scale, size=counts.size)
+    keep = noisy >= stability_threshold(epsilon, delta)
+    return ids[keep], noisy[keep]
+
+
+def geometric_bins(values, base: float) -> np.ndarray:
+    """Bin id j of [base^j, base^(j+1)) for each value > 0, ZERO_BIN for 0 (values must be >= 0)."""
+    v = np.asarray(values, dtype=float)
+    if np.any(v < 0) or not np.all(np.isfinite(v)):
+        raise ValueError("geometric bins need finite values >= 0")
+    out = np.full(v.shape, ZERO_BIN, dtype=np.int64)
+    pos = v > 0
+    out[pos] = np.floor(np.log(v[pos]) / math.log(base)).astype(np.int64)
+    return out
+
+
+def bin_left_edge(bin_id: int, base: float) -> float:
+    return 0.0 if bin_id == ZERO_BIN else float(base) ** int(bin_id)
+
+
+def private_mode_left_edge(
+    values, base: float, epsilon: float, delta: float, rng: np.random.Generator, ledger: PrivacyLedger, name: str
+) -> float | None:
+    """Left end of the released geometric bin with the largest noisy count, or None (paper 004 Alg. 2-3 lines 4-8)."""
+    ids, noisy = stability_histogram(geometric_bins(values, base), epsilon, delta, rng, ledger, name)
+    if ids.size == 0:
+        return None
+    return bin_left_edge(ids[np.argmax(noisy)], base)
