@@ -60,8 +60,7 @@ def check_choice(name: str, value, choices) -> None:
 def clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
     """Row-norm clipping x * min(1, C / ||x||) (not normalisation)."""
     norms = np.linalg.norm(X, axis=1)
-    scale = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
-    return X * scale[:, None]
+    return X * (bound / np.maximum(norms, bound))[:, None]
 
 
 def clip_values(v: np.ndarray, bound: float) -> np.ndarray:

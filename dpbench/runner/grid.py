@@ -18,8 +18,8 @@ import numpy as np
 
 from dpbench import algorithms
 from dpbench.data import dataset_task, expand_dataset_specs
+from dpbench.data.preprocess import FIXED_SPLIT_SEED  # the authors' train_test_split(random_state=42)
 
-FIXED_SPLIT_SEED = 42  # the authors' train_test_split(random_state=42)
 SPLITS = ("fixed", "per_seed")
 
 
