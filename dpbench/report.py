@@ -9,25 +9,24 @@ import pandas as pd
 def summary_table(df: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
     """Mean +/- std of the metric over seeds per (dataset, algorithm, epsilon), and how many runs were not 'ok'.
 
-    Runs with an algorithm outcome other than 'ok' (e.g. TukeyEM's PTR failure, which predicts with the zero
-    model) count in the mean; runs that produced no model (see results.NO_MODEL_STATUSES) do not.
+    metric None: test MSE for regression rows, test F1 for classification rows.  Runs with an algorithm
+    outcome other than 'ok' (e.g. TukeyEM's PTR failure, which predicts with the zero model) count in the
+    mean; runs that produced no model (see results.NO_MODEL_STATUSES) do not.
     """
-    from dpbench.plots.privacy_curve import default_metric
-
     from dpbench.results import has_metrics
 
-    usable = has_metrics(df)
-    metric = metric or (default_metric(df[usable]) if usable.any() else "test_mse")
-    eps = df["epsilon"].fillna(np.inf)  # non-private rows
-    keys = [df["dataset"], df["algorithm"], eps.rename("epsilon")]
-    g = df.assign(_ok=usable, _exact=df["status"] == "ok").groupby(keys)
-    table = pd.DataFrame({
-        f"{metric}_mean": g.apply(lambda x: x.loc[x["_ok"], metric].mean(), include_groups=False),
-        f"{metric}_std": g.apply(lambda x: x.loc[x["_ok"], metric].std(ddof=0), include_groups=False),
-        "runs": g.size(),
-        "not_ok": g["_exact"].apply(lambda s: int((~s).sum())),
+    if metric is None:
+        value = df["test_mse"].where(df["task"] != "classification", df["test_f1"])
+        name = "test_mse|test_f1"
+    else:
+        value, name = df[metric], metric
+    frame = pd.DataFrame({
+        "dataset": df["dataset"], "algorithm": df["algorithm"], "epsilon": df["epsilon"].fillna(np.inf),
+        "value": value.where(has_metrics(df)), "not_ok": df["status"] != "ok",
     })
-    return table
+    g = frame.groupby(["dataset", "algorithm", "epsilon"])
+    return pd.DataFrame({f"{name}_mean": g["value"].mean(), f"{name}_std": g["value"].std(ddof=0),
+                         "runs": g.size(), "not_ok": g["not_ok"].sum()})
 
 
 def audit_ledgers(epsilon: float = 1.0, delta: float = 1e-6, seed: int = 0) -> pd.DataFrame:

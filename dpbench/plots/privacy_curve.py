@@ -29,36 +29,41 @@ def default_metric(df: pd.DataFrame) -> str:
 
 
 def plot_privacy_curve(df: pd.DataFrame, out_path: str | Path, metric: str | None = None, title: str = "") -> Path:
-    """Draw and save the figure; non-private algorithms are horizontal dashed lines."""
+    """Draw and save the figure; non-private algorithms are horizontal dashed lines.
+
+    metric None: each panel shows its task's default (test MSE or test F1).
+    """
     ok = df[has_metrics(df)]
     if ok.empty:
         raise ValueError("no successful runs to plot")
-    metric = metric or default_metric(ok)
     datasets = sorted(ok["dataset"].unique())
     ncols = min(3, len(datasets))
     nrows = math.ceil(len(datasets) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
     for ax, name in zip(axes.flat, datasets, strict=False):
         sub = ok[ok["dataset"] == name]
+        panel_metric = metric or default_metric(sub)
         eps_all = sorted(sub["epsilon"].dropna().unique())
+        colors = iter(plt.rcParams["axes.prop_cycle"].by_key()["color"] * 3)
         for algo, g in sub.groupby("algorithm", sort=True):
+            color = next(colors)
             label = LABELS.get(algo, algo)
             if g["epsilon"].isna().all():
-                m, s = g[metric].mean(), g[metric].std(ddof=0)
-                ax.axhline(m, ls="--", color="gray", label=label)
+                m, s = g[panel_metric].mean(), g[panel_metric].std(ddof=0)
+                ax.axhline(m, ls="--", color=color, label=label)
                 if eps_all:
-                    ax.fill_between(eps_all, m - s, m + s, color="gray", alpha=0.15)
+                    ax.fill_between(eps_all, m - s, m + s, color=color, alpha=0.1)
                 continue
-            stats = g.groupby("epsilon")[metric].agg(["mean", "std"]).reset_index()
-            line = ax.errorbar(stats["epsilon"], stats["mean"], yerr=stats["std"].fillna(0), marker="o",
-                               capsize=3, label=label)
+            stats = g.groupby("epsilon")[panel_metric].agg(["mean", "std"]).reset_index()
+            ax.errorbar(stats["epsilon"], stats["mean"], yerr=stats["std"].fillna(0), marker="o", capsize=3,
+                        color=color, label=label)
             ax.fill_between(stats["epsilon"], stats["mean"] - stats["std"].fillna(0),
-                            stats["mean"] + stats["std"].fillna(0), alpha=0.15, color=line[0].get_color())
+                            stats["mean"] + stats["std"].fillna(0), alpha=0.15, color=color)
         ax.set_xscale("log")
-        if metric.endswith("mse"):
+        if panel_metric.endswith("mse") and (sub[panel_metric] > 0).any():
             ax.set_yscale("log")
         ax.set_xlabel(r"$\varepsilon$")
-        ax.set_ylabel(METRIC_LABELS.get(metric, metric))
+        ax.set_ylabel(METRIC_LABELS.get(panel_metric, panel_metric))
         ax.set_title(name, fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)

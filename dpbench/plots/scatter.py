@@ -11,9 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from dpbench.results import has_metrics  # noqa: E402
-
 from dpbench.plots.privacy_curve import LABELS, METRIC_LABELS  # noqa: E402
+from dpbench.results import has_metrics  # noqa: E402
 
 
 def paired_means(df: pd.DataFrame, x: str, y: str, metric: str) -> pd.DataFrame:
