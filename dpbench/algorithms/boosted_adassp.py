@@ -13,9 +13,8 @@ from dpbench.algorithms.base import (
     check_choice,
     check_positive,
     check_positive_int,
-    clip_values,
-    learning_rate,
 )
+from dpbench.algorithms.classification import boosting_path, last
 from dpbench.algorithms.linear_algebra import inverse_psd
 from dpbench.algorithms.registry import CLIP_BOUND, ITERATIONS, LEARNING_RATE, AlgorithmSpec, register
 from dpbench.privacy import gaussian_std, split_mu
@@ -77,11 +76,9 @@ class BoostedAdaSSPRegressor(DPLinearRegressor):
         sens = self.x_bound * self.y_bound
         std = gaussian_std(sens, mu_round)
         ledger.record_gaussian("X^T clip(g_t)", sens, std, mu_round, count=T)
-        theta = np.zeros(X.shape[1])
-        for t in range(1, T + 1):
-            g = clip_values(y - X @ theta, self.y_bound)
-            xtg = X.T @ g + rng.normal(0.0, std, size=X.shape[1])
-            theta = theta + learning_rate(self.learning_rate, t) * (gamma @ xtg)
+        # the boosting loop is paper 001 Alg. 2's with the squared loss (one loop, one place)
+        theta = last(boosting_path(X, y, "squared", gamma, T, self.learning_rate, grad_bound=self.y_bound,
+                                   noise_std=std, rng=rng))
         self.ridge_lambda_ = lam
         return theta
 

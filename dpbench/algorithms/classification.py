@@ -95,7 +95,8 @@ def boosting_path(X, y, loss, gamma, n_rounds, schedule, grad_bound=None, noise_
         yield theta
 
 
-def _last(iterable):
+def last(iterable):
+    """The final item of an iterator (the last round of a boosting path)."""
     return deque(iterable, maxlen=1)[0]
 
 
@@ -249,7 +250,7 @@ class BoostedAdaSSPClassifier(DPLinearClassifier):
         ledger.record_gaussian("X^T clip(g_t)", sens, std, mu_round, count=T)
         y = loss_targets(self.loss, y01)
         self.ridge_lambda_ = lam
-        return _last(boosting_path(X, y, self.loss, gamma, T, self.learning_rate, self.y_bound, std, rng))
+        return last(boosting_path(X, y, self.loss, gamma, T, self.learning_rate, self.y_bound, std, rng))
 
 
 class BoostedLinearClassifier(DPLinearClassifier):
