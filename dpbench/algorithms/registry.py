@@ -26,6 +26,10 @@ class AlgorithmSpec:
     fixed_params: dict[str, Any] = field(default_factory=dict)
     tuning_space: dict[str, dict] = field(default_factory=dict)
     description: str = ""
+    # the empirical audit (dpbench.privacy.audit): hyperparameters that keep its thousands of fits cheap
+    # (the privacy argument holds for every setting), and an n at which the algorithm once branched on n
+    audit_params: dict[str, Any] = field(default_factory=dict)
+    audit_branch_n: int | None = None
 
 
 _REGISTRY: dict[str, AlgorithmSpec] = {}
