@@ -85,6 +85,18 @@ def test_spent_by_rules():
     assert spent_by(PrivacyLedger(accountant=BASIC), 1e-6) == (0.0, 0.0)
 
 
+def test_whole_data_entries_compose_with_every_part():
+    """An untagged release (the private record count) reads every record: it adds to each part's spend."""
+    parts = [(tag("A", "x"), 0.5, 1e-7, 1), (tag("B", "z"), 0.8, 2e-7, 1)]
+    count = [("record count n", 0.1, 0.0, 1)]
+    assert spent_by(_ledger(PARALLEL, count + parts), 1e-6) == pytest.approx((0.9, 2e-7))
+    assert spent_by(_ledger(PARALLEL, count), 1e-6) == pytest.approx((0.1, 0.0))
+    adv = [(tag("S2", f"h{t}"), 0.05, 1e-8, 1) for t in range(20)]
+    got = spent_by(_ledger(ADVANCED_PARALLEL, count + adv), 1e-6)
+    want = advanced_composition(0.05, 1e-8, 20, delta_prime_for(1e-8, 20, 1e-6))
+    assert got == pytest.approx((want[0] + 0.1, want[1]), rel=1e-14)
+
+
 @pytest.mark.parametrize("args", [(0.0, 1e-6, 10), (1.0, 0.0, 10), (1.0, 1e-6, 0), (1.0, 1e-6, 2.5), (np.inf, 1e-6, 3)])
 def test_bad_inputs(args):
     with pytest.raises(ValueError):

@@ -36,10 +36,12 @@ def test_ledger_matches_budget():
     eps, delta, C, T = 0.7, 1e-5, 2.5, 37
     led = DPGDRegressor(epsilon=eps, delta=delta, grad_bound=C, n_iters=T, random_state=0).fit(X, y).privacy_ledger_
     mu = mu_from_epsilon_delta(eps, delta)
-    assert len(led) == 1
-    (e,) = led.entries
+    assert len(led) == 2
+    count, e = led.entries
+    assert count.count == 1 and count.sensitivity == 1.0
+    assert count.mu == pytest.approx(mu * math.sqrt(0.05), rel=1e-12)
     assert e.count == T and e.sensitivity == C
-    assert e.mu == pytest.approx(mu / math.sqrt(T), rel=1e-12)
+    assert e.mu == pytest.approx(mu * math.sqrt(0.95) / math.sqrt(T), rel=1e-12)
     assert e.noise_scale == pytest.approx(e.sensitivity / e.mu, rel=1e-12)
     assert led.total_mu() == pytest.approx(mu, rel=1e-12)
     spent_eps, spent_delta = led.epsilon_delta(delta)
@@ -58,7 +60,7 @@ def test_clipped_gradient_sum_is_row_clipping_of_per_example_gradients():
 
 
 def test_first_step_noise_matches_ledger():
-    """From theta_0 = 0 one step gives theta_1 = -step (S + Z) / n with S the clipped gradient sum (clipping
+    """From theta_0 = 0 one step gives theta_1 = -step (S + Z) / n~ with S the clipped gradient sum (clipping
     active here).  Recover Z over m seeds: its mean must be 0 (z-test per coordinate) and sum Z^2 / std^2 with
     the ledger's std is chi-square(m d)."""
     rng = np.random.default_rng(2)
@@ -68,35 +70,38 @@ def test_first_step_noise_matches_ledger():
     assert np.mean(np.linalg.norm(X * y[:, None], axis=1) > C) > 0.5  # the clip matters
     fits = [DPGDRegressor(epsilon=1.0, grad_bound=C, n_iters=1, step_size=step, random_state=s).fit(X, y)
             for s in range(m)]
-    std = fits[0].privacy_ledger_.entries[0].noise_scale
-    assert std == pytest.approx(C / mu_from_epsilon_delta(1.0, 1e-6), rel=1e-12)
-    Z = np.array([-n * f.coef_ / step - S for f in fits])
+    std = fits[0].privacy_ledger_.entries[1].noise_scale
+    assert std == pytest.approx(C / (math.sqrt(0.95) * mu_from_epsilon_delta(1.0, 1e-6)), rel=1e-12)
+    Z = np.array([-f.record_count_ * f.coef_ / step - S for f in fits])
     assert np.all(np.abs(Z.mean(axis=0)) < 5 * std / math.sqrt(m))
     assert chi2_ok(np.sum(Z**2) / std**2, m * d)
 
 
 def test_multi_step_spread_matches_linear_dynamics():
     """Without active clipping DP-GD is linear in its noise: theta_t - mean_t = M_t (theta_{t-1} - mean_{t-1})
-    - (eta_t / n) Z_t with M_t = I - eta_t X^T X / n.  Propagate mean and covariance exactly and test the
-    Mahalanobis distances of theta_T over m seeds against chi-square(m d); this checks the schedule, the step
-    size and the mu / sqrt(T) split together."""
+    - (eta_t / n~) Z_t with M_t = I - eta_t X^T X / n~ (n~ the fit's released count).  Propagate mean and
+    covariance exactly per fit and test the Mahalanobis distances of theta_T over m seeds against
+    chi-square(m d); this checks the schedule, the step size and the budget split together."""
     rng = np.random.default_rng(3)
     n, d, m, T, step, C = 2000, 3, 300, 5, 0.8, 2.5
     X = clip_rows(rng.normal(size=(n, d)) / 2, 1.0)
     y = np.clip(X @ np.array([0.5, -0.5, 0.3]) + 0.1 * rng.normal(size=n), -1, 1)
     A, b = X.T @ X, X.T @ y
-    std = C * math.sqrt(T) / mu_from_epsilon_delta(1.0, 1e-6)
-    mean, cov = np.zeros(d), np.zeros((d, d))
-    for t in range(1, T + 1):
-        eta = step / math.sqrt(t)
-        assert np.max(np.abs(X @ mean - y) * np.linalg.norm(X, axis=1)) < C / 2  # no clipping along the path
-        M = np.eye(d) - eta * A / n
-        mean = mean - eta * (A @ mean - b) / n
-        cov = M @ cov @ M.T + (eta * std / n) ** 2 * np.eye(d)
-    thetas = np.array([DPGDRegressor(epsilon=1.0, grad_bound=C, n_iters=T, learning_rate="1/sqrt(t)",
-                                     step_size=step, random_state=s).fit(X, y).coef_ for s in range(m)])
-    dev = thetas - mean
-    stat = np.einsum("ki,ij,kj->", dev, np.linalg.inv(cov), dev)
+    std = C * math.sqrt(T) / (math.sqrt(0.95) * mu_from_epsilon_delta(1.0, 1e-6))
+    stat = 0.0
+    for s in range(m):
+        est = DPGDRegressor(epsilon=1.0, grad_bound=C, n_iters=T, learning_rate="1/sqrt(t)", step_size=step,
+                            random_state=s).fit(X, y)
+        nn = est.record_count_
+        mean, cov = np.zeros(d), np.zeros((d, d))
+        for t in range(1, T + 1):
+            eta = step / math.sqrt(t)
+            assert np.max(np.abs(X @ mean - y) * np.linalg.norm(X, axis=1)) < C / 2  # no clipping along the path
+            M = np.eye(d) - eta * A / nn
+            mean = mean - eta * (A @ mean - b) / nn
+            cov = M @ cov @ M.T + (eta * std / nn) ** 2 * np.eye(d)
+        dev = est.coef_ - mean
+        stat += dev @ np.linalg.solve(cov, dev)
     assert chi2_ok(stat, m * d)
 
 
@@ -113,7 +118,7 @@ def test_converges_to_ols_at_large_epsilon(fit_intercept, linear_data):
     ols = OLSRegressor(fit_intercept=fit_intercept).fit(X, y)
     Phi = np.hstack([X, np.ones((len(X), 1))]) if fit_intercept else X
     lam = np.linalg.eigvalsh(Phi.T @ Phi / len(X))[0]
-    sd = est.privacy_ledger_.entries[0].noise_scale / len(X) / math.sqrt(1 - (1 - lam) ** 2)
+    sd = est.privacy_ledger_.entries[1].noise_scale / est.record_count_ / math.sqrt(1 - (1 - lam) ** 2)
     tol = 5 * sd + 2 * (1 - lam) ** T * np.linalg.norm(ols.theta_)
     assert np.max(np.abs(est.theta_ - ols.theta_)) < tol
     assert tol < 0.01  # the bound is informative
@@ -130,6 +135,7 @@ def test_converges_to_ols_at_large_epsilon(fit_intercept, linear_data):
         ({"n_iters": 2.5}, "n_iters"),
         ({"learning_rate": "fast"}, "learning_rate"),
         ({"step_size": -1.0}, "step_size"),
+        ({"count_share": 1.0}, "count_share"),
     ],
 )
 def test_bad_hyperparameters(kwargs, match):

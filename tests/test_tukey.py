@@ -9,6 +9,7 @@ from sklearn.base import clone
 
 import dpbench.algorithms.tukey as tukey
 from dpbench.algorithms import get_spec, make
+from dpbench.algorithms.base import random_parts
 from dpbench.algorithms.tukey import (
     TukeyEMRegressor,
     approximate_tukey_depth,
@@ -21,6 +22,9 @@ from dpbench.algorithms.tukey import (
 )
 
 EPS, DELTA = math.log(3), 1e-5  # the paper's (ln 3, 1e-5)
+# the record-level budget whose model-level share (group privacy over the two model changes one record makes)
+# is the paper's (ln 3, 1e-5): eps_u = eps / 2, delta_u = delta / (1 + e^{eps_u})
+EPS_R, DELTA_R = 2 * EPS, DELTA * (1 + math.exp(EPS))
 
 
 def fig2_data(d, m, seed):
@@ -171,7 +175,7 @@ def test_ptr_distance_equals_definition(seed):
         steps = rng.exponential(eps / 2 * rng.uniform(0.05, 0.8), m // 2) + 3 * (rng.random(m // 2) < 0.02)
         logv = np.concatenate([[np.inf], -np.cumsum(steps), [-np.inf]])
     t = math.ceil(m / 4)
-    assert ptr_distance(logv, t, eps, delta) == brute_force_distance(logv, t, eps, delta)
+    assert ptr_distance(logv, t, eps, math.log(delta)) == brute_force_distance(logv, t, eps, delta)
 
 
 def test_ptr_distance_grows_with_models():
@@ -182,7 +186,7 @@ def test_ptr_distance_grows_with_models():
         X, y = fig2_data(2, m, seed=m)
         X1 = np.hstack([X, np.ones((len(X), 1))])
         S = sorted_projections(partition_ols(X1, y, m, np.random.default_rng(m)), 1e-10, np.random.default_rng(0))
-        ks.append(ptr_distance(log_depth_volumes(S), math.ceil(m / 4), eh, DELTA / (8 * math.exp(eh))))
+        ks.append(ptr_distance(log_depth_volumes(S), math.ceil(m / 4), eh, math.log(DELTA / (8 * math.exp(eh)))))
     assert all(a < b for a, b in zip(ks, ks[1:], strict=False)), ks
     threshold = math.log(1 / (2 * DELTA)) / eh
     pass_prob = stats.laplace.sf(threshold, loc=np.array(ks), scale=1 / eh)
@@ -214,60 +218,61 @@ def test_r2_close_to_ols_on_easy_data():
     X, y = easy_data()
     r2_ols = make("ols", fit_intercept=True).fit(X, y).score(X, y)
     for seed in range(3):
-        est = TukeyEMRegressor(EPS, DELTA, fit_intercept=True, random_state=seed).fit(X, y)
+        est = TukeyEMRegressor(EPS_R, DELTA_R, fit_intercept=True, random_state=seed).fit(X, y)
         assert est.fit_status_ == "ok" and est.ptr_passed_
         assert 250 <= est.depth_ <= 500
         assert r2_ols - est.score(X, y) < 0.004
 
 
-def check_ledger(est, eps, delta):
+def check_ledger(est, eps, delta, ran_em=True):
+    """Model-level entries (eps/4, 0) and (eps/4, delta_u), group size 2: exactly (eps, delta) per record."""
     led = est.privacy_ledger_
-    assert led.accountant == "basic"
+    assert led.accountant == "basic" and led.group_size == 2
     spent_eps, spent_delta = led.epsilon_delta(delta)
-    assert spent_eps == pytest.approx(eps, rel=1e-9) and spent_delta == pytest.approx(delta, rel=1e-9)
-    lap, em = led.entries
+    if ran_em:
+        assert spent_eps == pytest.approx(eps, rel=1e-9) and spent_delta == pytest.approx(delta, rel=1e-9)
+        lap, em = led.entries
+        assert em.mechanism == "exponential" and em.sensitivity == 1.0
+        assert em.epsilon == pytest.approx(eps / 4, rel=1e-12)
+        assert em.delta == pytest.approx(delta / (1 + math.exp(eps / 2)), rel=1e-12)
+    else:  # the check failed: only its release is charged, eps/2 per record and no delta
+        (lap,), em = led.entries, None
+        assert spent_eps == pytest.approx(eps / 2, rel=1e-12) and spent_delta == 0.0
     assert lap.mechanism == "laplace" and lap.sensitivity == 1.0 and lap.delta == 0.0
-    assert lap.epsilon == pytest.approx(eps / 2, rel=1e-12)
+    assert lap.epsilon == pytest.approx(eps / 4, rel=1e-12)
     assert lap.noise_scale == pytest.approx(lap.sensitivity / lap.epsilon, rel=1e-12)
-    assert em.mechanism == "exponential" and em.sensitivity == 1.0
-    assert em.epsilon == pytest.approx(eps / 2, rel=1e-12) and em.delta == delta
     return lap, em
 
 
 def test_ledger_when_ptr_passes():
     X, y = easy_data(n=50_000)
-    est = TukeyEMRegressor(epsilon=0.7, delta=1e-6, n_models=1000, fit_intercept=True, random_state=1).fit(X, y)
+    eps, delta = 1.4, 1e-6 * (1 + math.exp(0.7))  # model level: (0.7, 1e-6), the check and the EM at 0.35 each
+    est = TukeyEMRegressor(epsilon=eps, delta=delta, n_models=1000, fit_intercept=True, random_state=1).fit(X, y)
     assert est.fit_status_ == "ok" and est.ptr_passed_
-    lap, em = check_ledger(est, 0.7, 1e-6)
-    assert "not run" not in lap.name + em.name
-    # Alg. 1 with eps/2: threshold log(1/(2 delta)) / (eps/2), Lemma 3.6 at (eps/2, delta / (8 e^{eps/2}))
+    check_ledger(est, eps, delta)
+    # Alg. 1 at the model level: threshold log(1/(2 delta_u)) / (eps_u/2), Lemma 3.6 at (eps_u/2, delta_u / (8 e^{eps_u/2}))
     assert est.ptr_threshold_ == pytest.approx(math.log(1 / 2e-6) / 0.35)
     rng = np.random.default_rng(1)  # replay the estimator's draws: partition, then perturbation
     S = sorted_projections(partition_ols(np.hstack([X, np.ones((len(X), 1))]), y, 1000, rng), 1e-10, rng)
-    assert est.ptr_distance_ == ptr_distance(log_depth_volumes(S), 250, 0.35, 1e-6 / (8 * math.exp(0.35))) > 0
+    assert est.ptr_distance_ == ptr_distance(log_depth_volumes(S), 250, 0.35, math.log(1e-6 / (8 * math.exp(0.35)))) > 0
     assert est.ptr_noisy_distance_ >= est.ptr_threshold_
 
 
-def test_ptr_failure_is_a_result_with_full_charge():
+def test_ptr_failure_is_a_result_charged_what_was_released():
     X, y = fig2_data(2, 250, seed=3)
     est = TukeyEMRegressor(EPS, DELTA, n_models=250, fit_intercept=True, random_state=0).fit(X, y)
     assert est.fit_status_ == "ptr_failed" and est.ptr_passed_ is False and est.depth_ is None
     assert np.all(est.coef_ == 0) and est.intercept_ == 0
-    lap, em = check_ledger(est, EPS, DELTA)
-    assert "not run" not in lap.name and "not run" in em.name
+    check_ledger(est, EPS, DELTA, ran_em=False)
     np.testing.assert_array_equal(est.predict(X[:5]), 0.0)
 
 
-def test_too_few_samples_per_model():
-    X, y = easy_data(n=2_500, d=2)  # floor(2500 / 1000) = 2 < d = 3 (with intercept)
-    with pytest.warns(RuntimeWarning, match=r"d = 3 .* n = 2500 .* m = 1000"):
-        est = TukeyEMRegressor(EPS, DELTA, fit_intercept=True, random_state=0).fit(X, y)
-    assert est.fit_status_ == "too_few_samples_per_model" and not est.ptr_passed_
-    assert np.all(est.coef_ == 0) and est.ptr_distance_ is None
-    lap, em = check_ledger(est, EPS, DELTA)
-    assert "not run" in lap.name and "not run" in em.name
-    # the same data without the intercept has floor(n/m) = 2 = d: models are fitted
-    assert TukeyEMRegressor(EPS, DELTA, random_state=0).fit(X, y).ptr_distance_ is not None
+def test_no_branch_on_n():
+    """n < m d (fewer rows than a model needs) used to return the zero model without looking at the data, so
+    one more record could switch the outcome: now the models are fitted (minimum norm) and the check decides."""
+    X, y = easy_data(n=2_500, d=2)  # 2.5 rows per model, d = 3 with the intercept
+    est = TukeyEMRegressor(EPS, DELTA, fit_intercept=True, random_state=0).fit(X, y)
+    assert est.ptr_distance_ is not None and est.fit_status_ in ("ok", "ptr_failed")
 
 
 def test_single_model_is_a_status_not_a_crash():
@@ -275,52 +280,50 @@ def test_single_model_is_a_status_not_a_crash():
     with pytest.warns(RuntimeWarning, match="n_models >= 2"):
         est = TukeyEMRegressor(EPS, DELTA, n_models=1, random_state=0).fit(X, y)
     assert est.fit_status_ == "too_few_models" and np.all(est.coef_ == 0)
-    check_ledger(est, EPS, DELTA)
+    assert len(est.privacy_ledger_) == 0  # m is public: nothing was released
 
 
-@pytest.mark.parametrize("m", [2, 3, 20, 25])
+@pytest.mark.parametrize("m", [2, 3, 50, 60])
 def test_small_odd_and_even_m(m):
     """Tiny m: no g >= 1 fits between depths t+k+1 and floor(m/2), so k = -1 and PTR fails.
 
-    With eps = 1000 the lemma needs eps g / 4 > log(8 e^{eps/2} / delta), i.e.
-    g >= 3, first possible for k >= 1 at m = 20; then k >= 1 >> the threshold
-    log(5) / 500 (Laplace scale 0.002) and the check passes.
+    With eps = 1200 (eps_u = 600 at the model level, delta_u = 0.1 / (1 + e^600)) the lemma needs
+    (eps_u / 2) g > log(8 e^{eps_u/2} / delta_u) + log(volume ratio) ~ 1.5 eps_u, i.e. g >= 4, first possible
+    for k >= 1 from m = 40 (t = 10, D = 20); from m = 50 k >= 4 clears the threshold log(1/(2 delta_u)) / 300
+    ~ 2.0 by far more than the Laplace scale 1/300 and the check passes.
     """
     X, y = easy_data(n=3_000, d=1)
-    est = TukeyEMRegressor(epsilon=1e3, delta=0.1, n_models=m, random_state=m).fit(X, y)
-    check_ledger(est, 1e3, 0.1)
+    est = TukeyEMRegressor(epsilon=1200.0, delta=0.1, n_models=m, random_state=m).fit(X, y)
     if m < 10:
+        check_ledger(est, 1200.0, 0.1, ran_em=False)
         assert est.ptr_distance_ == -1 and est.fit_status_ == "ptr_failed"
     else:
+        check_ledger(est, 1200.0, 0.1)
         assert est.ptr_distance_ >= 1 and est.fit_status_ == "ok"
         assert math.ceil(m / 4) <= est.depth_ <= m // 2
 
 
 def test_partition_ols_matches_lstsq_per_part(monkeypatch):
-    """Unequal part sizes (n mod m != 0), a column that is all zero in some parts (rank deficient), and chunking."""
+    """Random part sizes, a column that is all zero in some parts (rank deficient), and chunking."""
     rng = np.random.default_rng(5)
     n, m, d = 1_003, 10, 4
     X = rng.normal(size=(n, d))
     X[rng.random(n) < 0.99, 3] = 0.0
     y = rng.normal(size=n)
     models = partition_ols(X, y, m, np.random.default_rng(11))
-    perm = np.random.default_rng(11).permutation(n)
-    s, r = divmod(n, m)
-    sizes = []
-    for g in range(m):
-        rows = np.concatenate([perm[g * s: (g + 1) * s], perm[m * s + g: m * s + g + 1] if g < r else []]).astype(int)
-        sizes.append(len(rows))
+    parts = random_parts(n, np.ones(m), np.random.default_rng(11))
+    for g, rows in enumerate(parts):
         np.testing.assert_allclose(models[g], np.linalg.lstsq(X[rows], y[rows], rcond=None)[0], atol=1e-10)
-    assert sorted(set(sizes)) == [100, 101] and sum(sizes) == n
-    monkeypatch.setattr(tukey, "_CHUNK_FLOATS", 2 * 101 * d)  # two models per chunk
+    assert sum(p.size for p in parts) == n and len({p.size for p in parts}) > 1
+    monkeypatch.setattr(tukey, "_CHUNK_FLOATS", 2 * 140 * d)  # a few models per chunk
     np.testing.assert_allclose(partition_ols(X, y, m, np.random.default_rng(11)), models, atol=1e-12)
 
 
 def test_reproducible_and_sklearn_compatible():
     X, y = easy_data(n=50_000)
-    a = TukeyEMRegressor(EPS, DELTA, fit_intercept=True, random_state=3).fit(X, y)
+    a = TukeyEMRegressor(EPS_R, DELTA_R, fit_intercept=True, random_state=3).fit(X, y)
     b = clone(a).fit(X, y)
-    c = TukeyEMRegressor(EPS, DELTA, fit_intercept=True, random_state=4).fit(X, y)
+    c = TukeyEMRegressor(EPS_R, DELTA_R, fit_intercept=True, random_state=4).fit(X, y)
     assert a.fit_status_ == c.fit_status_ == "ok"
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert a.intercept_ == b.intercept_

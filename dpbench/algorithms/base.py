@@ -52,6 +52,26 @@ def check_positive_int(name: str, value) -> int:
     return int(value)
 
 
+def check_fraction(name: str, value, low: float = 0.0, high: float = 1.0) -> float:
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not low < value < high:
+        raise ValueError(f"{name} must lie strictly between {low} and {high}, got {value!r}")
+    return float(value)
+
+
+def random_parts(n: int, probabilities, rng: np.random.Generator) -> list[np.ndarray]:
+    """Row indices of each part when every row joins part j with probability probabilities[j], independently.
+
+    This is the partition parallel composition needs when n is not public:
+    adding or removing a record changes exactly one part by that record and
+    leaves the others as they were (cutting a permutation into sizes that
+    depend on n would shift records between parts).
+    """
+    p = np.asarray(probabilities, dtype=float)
+    label = np.searchsorted(np.cumsum(p[:-1]) / p.sum(), rng.random(n), side="right")
+    order = np.argsort(label, kind="stable")
+    return np.split(order, np.cumsum(np.bincount(label, minlength=p.size))[:-1])
+
+
 def check_choice(name: str, value, choices) -> None:
     if value not in choices:
         raise ValueError(f"{name} must be one of {sorted(map(str, choices))}, got {value!r}")

@@ -14,10 +14,10 @@ from dpbench.algorithms.base import (
     check_positive,
     check_positive_int,
 )
-from dpbench.algorithms.classification import boosting_path, last
+from dpbench.algorithms.classification import boosting_path, last, round_release
 from dpbench.algorithms.linear_algebra import inverse_psd
 from dpbench.algorithms.registry import CLIP_BOUND, ITERATIONS, LEARNING_RATE, AlgorithmSpec, register
-from dpbench.privacy import gaussian_std, split_mu
+from dpbench.privacy import split_mu
 
 
 class BoostedAdaSSPRegressor(DPLinearRegressor):
@@ -72,13 +72,9 @@ class BoostedAdaSSPRegressor(DPLinearRegressor):
         T = self.n_rounds
         gram, lam = private_gram_and_ridge(X, self.x_bound, mu_gram, mu_lambda, self.rho, rng, ledger)
         gamma = inverse_psd(gram + lam * np.eye(X.shape[1]))
-        mu_round = mu_grad / math.sqrt(T)
-        sens = self.x_bound * self.y_bound
-        std = gaussian_std(sens, mu_round)
-        ledger.record_gaussian("X^T clip(g_t)", sens, std, mu_round, count=T)
+        release = round_release(self.x_bound * self.y_bound, mu_grad / math.sqrt(T), rng, ledger)
         # the boosting loop is paper 001 Alg. 2's with the squared loss (one loop, one place)
-        theta = last(boosting_path(X, y, "squared", gamma, T, self.learning_rate, grad_bound=self.y_bound,
-                                   noise_std=std, rng=rng))
+        theta = last(boosting_path(X, y, "squared", gamma, T, self.learning_rate, self.y_bound, release))
         self.ridge_lambda_ = lam
         return theta
 

@@ -32,7 +32,7 @@ from dpbench.algorithms.base import (
 )
 from dpbench.algorithms.linear_algebra import inverse_psd
 from dpbench.algorithms.registry import CLIP_BOUND, ITERATIONS, LEARNING_RATE, AlgorithmSpec, register
-from dpbench.privacy import PrivacyLedger, check_epsilon_delta, gaussian_std, mu_from_epsilon_delta, split_mu
+from dpbench.privacy import PrivacyLedger, check_epsilon_delta, gaussian_mechanism, mu_from_epsilon_delta, split_mu
 
 LOSSES = ("squared", "logistic", "hinge")
 
@@ -75,13 +75,12 @@ def loss_value(loss: str, y: np.ndarray, s: np.ndarray) -> float:
     raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
 
 
-def boosting_path(X, y, loss, gamma, n_rounds, schedule, grad_bound=None, noise_std=0.0, rng=None):
+def boosting_path(X, y, loss, gamma, n_rounds, schedule, grad_bound=None, release=None):
     """Yield theta after each round of paper 001 Alg. 2 (the loop shared by the private and non-private fits).
 
-    theta_t = theta_{t-1} + eta_t Gamma (X^T clip(g_t, grad_bound) + N(0, noise_std^2 I)), with g_t the
-    negative gradient at the scores X theta_{t-1}.  grad_bound=None: no clipping; noise_std=0: no noise.
-    The order of operations (and of the noise draws) is BoostedAdaSSPRegressor's, so the squared loss on
-    +-1 labels reproduces that regressor to rounding.
+    theta_t = theta_{t-1} + eta_t Gamma release(X^T clip(g_t, grad_bound)), with g_t the negative gradient
+    at the scores X theta_{t-1}.  grad_bound=None: no clipping; release=None: no noise (non-private);
+    otherwise `release` is the privacy mechanism that adds the round's noise and records it.
     """
     theta = np.zeros(X.shape[1])
     for t in range(1, n_rounds + 1):
@@ -89,10 +88,15 @@ def boosting_path(X, y, loss, gamma, n_rounds, schedule, grad_bound=None, noise_
         if grad_bound is not None:
             g = clip_values(g, grad_bound)
         xtg = X.T @ g
-        if noise_std > 0:
-            xtg = xtg + rng.normal(0.0, noise_std, size=X.shape[1])
+        if release is not None:
+            xtg = release(xtg)
         theta = theta + learning_rate(schedule, t) * (gamma @ xtg)
         yield theta
+
+
+def round_release(sensitivity: float, mu_round: float, rng, ledger):
+    """The per-round release of BoostedAdaSSP: X^T clip(g_t) + N(0, (sensitivity / mu_round)^2 I)."""
+    return lambda xtg: gaussian_mechanism(xtg, sensitivity, mu_round, rng, ledger, "X^T clip(g_t)")
 
 
 def last(iterable):
@@ -244,13 +248,10 @@ class BoostedAdaSSPClassifier(DPLinearClassifier):
         T = self.n_rounds
         gram, lam = private_gram_and_ridge(X, self.x_bound, mu_gram, mu_lambda, self.rho, rng, ledger)
         gamma = inverse_psd(gram + lam * np.eye(X.shape[1]))
-        mu_round = mu_grad / math.sqrt(T)
-        sens = self.x_bound * self.y_bound
-        std = gaussian_std(sens, mu_round)
-        ledger.record_gaussian("X^T clip(g_t)", sens, std, mu_round, count=T)
         y = loss_targets(self.loss, y01)
         self.ridge_lambda_ = lam
-        return last(boosting_path(X, y, self.loss, gamma, T, self.learning_rate, self.y_bound, std, rng))
+        release = round_release(self.x_bound * self.y_bound, mu_grad / math.sqrt(T), rng, ledger)
+        return last(boosting_path(X, y, self.loss, gamma, T, self.learning_rate, self.y_bound, release))
 
 
 class BoostedLinearClassifier(DPLinearClassifier):

@@ -1,105 +1,46 @@
 """DP-ROBGD (paper 004 Alg. 1): full-batch gradient descent with private, robust adaptive clipping.
 
-The pieces DP-AMBSSGD reuses live here too: the group statistics and the
-private geometric-histogram estimates of Alg. 2 and 3, and the (eps, delta)
-Gaussian noise calibration of Lemma 2.2.
+The private scale estimators of Alg. 2-3 live in `dpbench.privacy.histogram`,
+the (eps, delta) Gaussian calibration of Lemma 2.2 in `dpbench.privacy.mechanisms`.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from dpbench.algorithms.base import DPLinearRegressor, check_choice, check_positive, check_positive_int, clip_rows
+from dpbench.algorithms.base import (
+    DPLinearRegressor,
+    check_choice,
+    check_fraction,
+    check_positive,
+    check_positive_int,
+    clip_rows,
+    random_parts,
+)
 from dpbench.algorithms.base import clip_values as clip_residuals
 from dpbench.algorithms.registry import ITERATIONS, AlgorithmSpec, register
-from dpbench.privacy import PrivacyLedger, mu_from_epsilon_delta
+from dpbench.privacy import gaussian_mechanism_dp, laplace_mechanism
 from dpbench.privacy.composition import ADVANCED_PARALLEL, per_step_budget, tag
-from dpbench.privacy.histogram import private_mode_left_edge
+from dpbench.privacy.histogram import n_groups, private_scale_estimate, random_groups
+from dpbench.privacy.mechanisms import NOISE_CALIBRATIONS
 
-NOISE_CALIBRATIONS = ("paper", "analytic")
 K_GAUSSIAN = math.sqrt(8 / 3)  # sub-Gaussian constant of N(0, 1): E exp(Z^2 / K^2) = 2
-
-
-def gaussian_noise_std(sensitivity: float, epsilon: float, delta: float, calibration: str) -> tuple[float, str]:
-    """(noise std, mechanism name) of an (eps, delta)-DP Gaussian mechanism with L2 `sensitivity`.
-
-    'paper': the classical sqrt(2 log(1.25/delta)) sensitivity / eps (paper 004
-    Lemma 2.2, eq. (1), Alg. 1 line 8), which is only a theorem for eps <= 1;
-    above that we switch to 'analytic'.  'analytic': sensitivity / mu with mu
-    the GDP parameter equivalent to (eps, delta) -- exact (Balle & Wang 2018),
-    never larger than the classical std.
-    """
-    check_choice("noise_calibration", calibration, NOISE_CALIBRATIONS)
-    if calibration == "paper" and epsilon <= 1:
-        return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon, "gaussian_classical"
-    return sensitivity / mu_from_epsilon_delta(epsilon, delta), "gaussian_analytic"
-
-
-def n_groups(c1: float, epsilon: float, delta: float, zeta: float, n: int) -> int:
-    """k = ceil(2 + C1 log(1/(delta zeta)) / eps) groups (Alg. 2-3 line 2 plus 2), kept within [1, n].
-
-    With C1 = 4 this is exactly the k for which the largest bin (>= k/2 of the
-    group statistics when they straddle two bins, as Thm 4 shows) clears the
-    histogram threshold 1 + 2 log(2/delta)/eps after Laplace(2/eps) noise with
-    probability >= 1 - zeta: k/2 - (2/eps) log(1/(2 zeta)) >= 1 + (2/eps) log(2/delta).
-    The paper's floor(C1 log(1/(delta zeta))/eps) drops the additive 2, which
-    matters at large eps (few groups).
-    """
-    k = math.ceil(2 + c1 * math.log(1 / (delta * zeta)) / epsilon)
-    return int(min(max(k, 1), n))
-
-
-def group_statistics(values: np.ndarray, k: int, keep_quantile: float | None = None) -> np.ndarray:
-    """Per-group means of `values` (already in random order) split into k equal groups (remainder unused).
-
-    keep_quantile = q gives the trimmed statistic of Alg. 2 line 3,
-    phi_j = (1/|G_j|) sum_i b_i 1{b_i <= psi_j} with psi_j the q-quantile of G_j;
-    None the plain mean of Alg. 3 line 3.
-    """
-    m = values.size // k
-    groups = values[: k * m].reshape(k, m)
-    if keep_quantile is None:
-        return groups.mean(axis=1)
-    psi = np.quantile(groups, keep_quantile, axis=1, method="inverted_cdf", keepdims=True)
-    return np.where(groups <= psi, groups, 0.0).sum(axis=1) / m
-
-
-def private_scale_estimate(
-    values: np.ndarray, k: int, keep_quantile: float | None, base: float, epsilon: float, delta: float,
-    rng: np.random.Generator, ledger: PrivacyLedger, name: str,
-) -> float | None:
-    """Alg. 2 / Alg. 3: group statistics, then the left end of the modal bin of the private histogram (or None)."""
-    stats = group_statistics(values, k, keep_quantile)
-    return private_mode_left_edge(stats, base, epsilon, delta, rng, ledger, name)
-
-
-def split_sizes(n: int, fractions: tuple[float, ...]) -> list[int]:
-    """Sizes of consecutive parts taking `fractions` of n (rounded down, >= 1 each); the rest is the last part."""
-    sizes = [max(1, int(f * n)) for f in fractions]
-    if sum(sizes) >= n:
-        raise ValueError(f"{n} samples are too few to split into {len(sizes) + 1} non-empty parts")
-    return sizes + [n - sum(sizes)]
-
-
-def check_fraction(name: str, value, low: float = 0.0, high: float = 1.0) -> float:
-    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not low < value < high:
-        raise ValueError(f"{name} must lie strictly between {low} and {high}, got {value!r}")
-    return float(value)
 
 
 class DPRobGDRegressor(DPLinearRegressor):
     """DP-ROBGD, paper 004 Alg. 1 (and DP-ROBGD* with `best_iterate`).
 
-    The rows are randomly split (a data-independent partition; n is public)
-    into S1 (`norm_fraction`), S2 (`gamma_fraction`, 20% in the paper's Sec. 5)
-    and S3 (the rest):
+    0. n~ = n + Laplace(1/eps_n), eps_n = `count_share` * epsilon: a private
+       record count (n is not public), released once on the whole data.
+       Each row joins S1 (probability `norm_fraction`), S2 (`gamma_fraction`,
+       20% in the paper's Sec. 5) or S3 (the rest) independently at random;
+       n3~ = (1 - norm_fraction - gamma_fraction) n~ stands for |S3|.
 
     1. Gamma = Private Norm Estimator (Alg. 3) on S1: ||x_i||^2 averaged over
        k groups, stability histogram over bins [2^(j/4), 2^((j+1)/4)) and {0},
-       left end of the modal bin.  Norm clip Theta = K sqrt(2 Gamma) log^a(n3/zeta0).
+       left end of the modal bin.  Norm clip Theta = K sqrt(2 Gamma) log^a(max(n3~, 1)/zeta0).
        `trace` = a public value of Tr(Sigma) replaces this step (the paper's
        Sec. 5 used the true Tr(Sigma); only private if the value is
        data-independent) and S1 is then empty.
@@ -108,23 +49,34 @@ class DPRobGDRegressor(DPLinearRegressor):
        group's (1 - 3 alpha)-quantile, stability histogram over bins
        [2^j, 2^(j+1)) and {0}, left end of the modal bin;
        theta_t = 2 sqrt(2 gamma_t) sqrt(9 C2 K^2 log^(2a)(1/(2 alpha))), and
-       w_{t+1} = w_t - eta ( (1/n3) sum_{S3} clip_Theta(x_i) clip_theta_t(w_t^T x_i - y_i) + std_t nu_t )
-       with std_t the Gaussian std for L2 sensitivity Theta theta_t / n3 at (eps0, delta0) (one record added
-       or removed, n3 public, as in the paper's proof).
+       w_{t+1} = w_t - eta (sum_{S3} clip_Theta(x_i) clip_theta_t(w_t^T x_i - y_i) + std_t nu_t) / max(n3~, 1)
+       with std_t the Gaussian std for L2 sensitivity Theta theta_t (the clipped sum: one record added or
+       removed moves it by at most that) at (eps0, delta0).
     3. Return w_T; with `best_iterate` (DP-ROBGD*, Sec. 5) one more gamma_T is
        released and the iterate with the smallest gamma_t (latest on ties) is
        returned.  gamma_t are private releases and the iterates are private,
        so the selection is post-processing: DP-ROBGD* is private.
 
-    Privacy: every release costs (eps0, delta0); S1, S2, S3 are disjoint so
-    they compose in parallel (Lemma B.2), and within a part (S2 makes the
-    most releases, k = T (+1 for best_iterate)) by advanced composition.
-    eps0 is solved from Kairouz et al. (2015) Thm 3.4 (the theorem behind
-    Lemma B.4) with delta0 = delta/(2k) so that the k releases spend exactly
-    (epsilon, delta) (`dpbench.privacy.composition.per_step_budget`).
-    Deviation: Alg. 1 line 2 sets eps0 = eps/(4 sqrt(T) log(1/delta0)), a
-    looser sufficient condition (about 14x smaller eps0 at T = 30, eps = 1,
-    delta = 1e-6); it would spend less than the budget.
+    Privacy (add or remove one record; n is not public): the count is
+    eps_n-DP.  A record lands in one of S1, S2, S3 and in one histogram group
+    there, so the parts compose in parallel (Lemma B.2); every release on a
+    part costs (eps0, delta0), composed within a part (S2 makes the most
+    releases, k = T (+1 for best_iterate)) by advanced composition, and the
+    count is added to each part by basic composition.  eps0 is solved from
+    Kairouz et al. (2015) Thm 3.4 (the theorem behind Lemma B.4) with
+    delta0 = delta/(2k) so that the k releases spend exactly
+    (epsilon - eps_n, delta) (`dpbench.privacy.composition.per_step_budget`).
+
+    Departures from the paper, all for the add/remove relation with n not
+    public (the paper's proof takes n public): the parts and the histogram
+    groups are drawn per record instead of cut from a permutation by size;
+    the gradient is a noisy clipped *sum* divided by the private n3~, not a
+    mean with noise calibrated to Theta theta_t / n3 (adding a record moves
+    that mean by up to twice as much, and n3 leaks); Theta uses n3~.  An
+    empirical audit measured epsilon 3.18 at a claimed 3 before this fix.
+    Deviation kept from before: Alg. 1 line 2 sets eps0 = eps/(4 sqrt(T)
+    log(1/delta0)), a looser sufficient condition (about 14x smaller eps0 at
+    T = 30, eps = 1, delta = 1e-6); it would spend less than the budget.
 
     Constants (the paper leaves all but the data split open; our choices):
     - n_iterations T = 30 (Thm 3: T ~ kappa log ||w*||; Sec. 5's baseline rule 3 kappa log n at kappa=1, n ~ 1e4).
@@ -134,13 +86,16 @@ class DPRobGDRegressor(DPLinearRegressor):
     - failure_prob zeta = 0.1 (zeta0 = zeta/3 per estimator, Alg. 1 line 2).
     - subweibull_k K = sqrt(8/3), subweibull_a a = 1/2: the sub-Gaussian (a = 1/2) constant of a standard
       normal (E exp(Z^2/K^2) = 2).  c2 = 1: the resilience constant C2 of Lemma J.7.
-    - c1 = 4: number of histogram groups, see `n_groups` (we add 2 groups to the paper's formula).
+    - c1 = 4: number of histogram groups, see `privacy.histogram.n_groups` (2 groups more than the paper's).
+    - count_share = 0.05 of epsilon for the record count.
     - norm_fraction = 1/3 (Alg. 1's S1), gamma_fraction = 0.2 (Sec. 5; Alg. 1 has 1/3).  With these constants
       the histograms need many samples: on x ~ N(0, I_5) at eps = 1 the fit succeeds from n ~ 1e5 (T = 10)
       or 3e5 (T = 30); below that `fit_status_` reports the empty histogram.
-    - noise_calibration 'paper': the classical Gaussian mechanism of Alg. 1 line 8 (see `gaussian_noise_std`).
+    - noise_calibration 'paper': the classical Gaussian mechanism of Alg. 1 line 8 (`privacy.gaussian_std_dp`).
 
-    Fallbacks (`fit_status_` names the first that happened, else 'ok'):
+    Fallbacks (`fit_status_` names the first that happened, else 'ok'); each
+    depends only on private releases, and the ledger lists exactly what was
+    released (a fit that stops early spends less than the budget):
     'norm_histogram_empty' / 'norm_estimate_zero' -- Alg. 3 gave no bin or
     the bin {0}: the fit returns w_0 = 0 and releases nothing more;
     'distance_histogram_empty' -- Alg. 2 gave no bin in `failed_rounds_` of
@@ -165,6 +120,7 @@ class DPRobGDRegressor(DPLinearRegressor):
         trace=None,
         best_iterate=False,
         noise_calibration="paper",
+        count_share=0.05,
         fit_intercept=False,
         random_state=None,
     ):
@@ -183,6 +139,7 @@ class DPRobGDRegressor(DPLinearRegressor):
         self.trace = trace
         self.best_iterate = best_iterate
         self.noise_calibration = noise_calibration
+        self.count_share = count_share
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
@@ -202,31 +159,30 @@ class DPRobGDRegressor(DPLinearRegressor):
             check_positive("trace", self.trace)
         check_choice("noise_calibration", self.noise_calibration, NOISE_CALIBRATIONS)
         check_choice("best_iterate", self.best_iterate, (True, False))
+        check_fraction("count_share", self.count_share)
 
     def _fit_private(self, X, y, mu, rng, ledger):
         ledger.accountant = ADVANCED_PARALLEL
         n, d = X.shape
         T = self.n_iterations
-        eps0, delta0 = per_step_budget(self.epsilon, self.delta, T + int(self.best_iterate))
+        eps_n = self.count_share * self.epsilon
+        eps0, delta0 = per_step_budget(self.epsilon - eps_n, self.delta, T + int(self.best_iterate))
         zeta0 = self.failure_prob / 3
         K, a = self.subweibull_k, self.subweibull_a
         self.step_epsilon_, self.step_delta_ = eps0, delta0
-
-        perm = rng.permutation(n)
-        fractions = (self.gamma_fraction,) if self.trace is not None else (self.norm_fraction, self.gamma_fraction)
-        sizes = self.part_sizes_ = split_sizes(n, fractions)
-        parts = np.split(perm, np.cumsum(sizes)[:-1])
-        S3 = parts[-1]
-        S2 = parts[-2]
-        n3 = S3.size
         self.distance_estimates_, self.clip_thresholds_, self.fit_status_, self.failed_rounds_ = [], [], "ok", 0
 
+        n_noisy = self.record_count_ = laplace_mechanism(n, 1.0, eps_n, rng, ledger, "record count n")
+        f1 = 0.0 if self.trace is not None else self.norm_fraction
+        S1, S2, S3 = random_parts(n, [f1, self.gamma_fraction, 1 - f1 - self.gamma_fraction], rng)
+        n3 = max(1.0, (1 - f1 - self.gamma_fraction) * n_noisy)
+        k = n_groups(self.c1, eps0, delta0, zeta0)
+        self.n_groups_ = k
+
         if self.trace is None:
-            S1 = parts[0]
-            k1 = n_groups(self.c1, eps0, delta0, zeta0, S1.size)
             sq_norms = np.einsum("ij,ij->i", X[S1], X[S1])
-            gamma_norm = private_scale_estimate(sq_norms, k1, None, 2 ** 0.25, eps0, delta0, rng, ledger,
-                                                tag("S1", "norm histogram"))
+            gamma_norm = private_scale_estimate(sq_norms, random_groups(S1.size, k, rng), None, 2 ** 0.25, eps0,
+                                                delta0, rng, ledger, tag("S1", "norm histogram"))
         else:
             gamma_norm = float(self.trace)
         self.norm_estimate_ = gamma_norm
@@ -238,14 +194,12 @@ class DPRobGDRegressor(DPLinearRegressor):
         self.norm_threshold_, self.learning_rate_ = Theta, eta
         residual_factor = 2 * math.sqrt(2) * math.sqrt(9 * self.c2 * K**2 * math.log(1 / (2 * self.alpha)) ** (2 * a))
 
-        X2, y2 = X[S2], y[S2]
-        k2 = n_groups(self.c1, eps0, delta0, zeta0, S2.size)
+        X2, y2, groups2 = X[S2], y[S2], random_groups(S2.size, k, rng)
         X3, y3 = clip_rows(X[S3], Theta), y[S3]
-        self.n_groups_ = k2
 
         def distance(w, t):
-            g = private_scale_estimate((y2 - X2 @ w) ** 2, k2, 1 - 3 * self.alpha, 2.0, eps0, delta0, rng, ledger,
-                                       tag("S2", f"distance histogram t={t}"))
+            g = private_scale_estimate((y2 - X2 @ w) ** 2, groups2, 1 - 3 * self.alpha, 2.0, eps0, delta0, rng,
+                                       ledger, tag("S2", f"distance histogram t={t}"))
             self.distance_estimates_.append(np.nan if g is None else g)
             return g
 
@@ -261,11 +215,10 @@ class DPRobGDRegressor(DPLinearRegressor):
                 continue
             theta = residual_factor * math.sqrt(last_gamma)
             self.clip_thresholds_.append(theta)
-            grad = X3.T @ clip_residuals(X3 @ w - y3, theta) / n3
-            sens = Theta * theta / n3
-            std, mechanism = gaussian_noise_std(sens, eps0, delta0, self.noise_calibration)
-            ledger.record_dp(tag("S3", f"gradient t={t}"), mechanism, eps0, delta0, sensitivity=sens, noise_scale=std)
-            w = w - eta * (grad + std * rng.normal(size=d))
+            grad_sum = X3.T @ clip_residuals(X3 @ w - y3, theta)
+            noisy = gaussian_mechanism_dp(grad_sum, Theta * theta, eps0, delta0, self.noise_calibration, rng, ledger,
+                                          tag("S3", f"gradient t={t}"))
+            w = w - eta * noisy / n3
         if self.best_iterate:
             failed += distance(w, T) is None
             iterates.append(w)
@@ -283,6 +236,7 @@ class DPRobGDRegressor(DPLinearRegressor):
 register(AlgorithmSpec(
     "robgd", DPRobGDRegressor, "regression", private=True,
     fixed_params={"n_iterations": 30, "learning_rate": 1 / 1.1, "alpha": 0.1, "gamma_fraction": 0.2},
+    audit_params={"n_iterations": 2},
     tuning_space={
         "n_iterations": ITERATIONS,
         "learning_rate": {"type": "float", "low": 1e-2, "high": 1e2, "log": True},

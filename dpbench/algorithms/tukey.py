@@ -24,22 +24,24 @@ import warnings
 import numpy as np
 from scipy.special import logsumexp
 
-from dpbench.algorithms.base import DPLinearRegressor, check_positive_int
+from dpbench.algorithms.base import DPLinearRegressor, check_positive_int, random_parts
 from dpbench.algorithms.registry import ITERATIONS, AlgorithmSpec, register
-from dpbench.privacy import laplace_mechanism
+from dpbench.privacy import exponential_mechanism, laplace_mechanism
 
 _CHUNK_FLOATS = 1 << 22  # rows x features per batched least-squares call (32 MB), bounds memory on 10^6 rows
 
 
 def partition_ols(X: np.ndarray, y: np.ndarray, n_models: int, rng: np.random.Generator) -> np.ndarray:
-    """OLS on each part of a random partition of the rows into `n_models` parts of sizes floor/ceil(n/m).
+    """OLS on each part of a random partition of the rows into `n_models` parts, one part per row at random.
 
-    Returns an (m, d) array.  Every row is used (parts differ in size by at
-    most one); removing a record from a uniform partition of its neighbour
-    leaves a uniform partition of the rest, so neighbouring datasets can be
-    coupled to differ in one model of the (unordered) collection.
+    Returns an (m, d) array.  Each row joins a uniformly random part,
+    independently of the others (`base.random_parts`), so adding or removing
+    a record changes exactly one model and leaves the others as they were,
+    whatever n is (the paper's balanced partition of sizes floor/ceil(n/m)
+    depends on n, and one more record can move records between two parts).
+    A part with fewer than d rows gets its minimum-norm solution.
 
-    Each part is zero-padded to the common size ceil(n/m) (a zero row with a
+    Each part is zero-padded to the largest part's size (a zero row with a
     zero label leaves a least-squares problem unchanged) and the parts are
     solved together, in chunks of ~_CHUNK_FLOATS numbers: batched QR, then
     the SVD of the d x d factor R gives the minimum-norm solution
@@ -47,11 +49,10 @@ def partition_ols(X: np.ndarray, y: np.ndarray, n_models: int, rng: np.random.Ge
     one-hot column absent from it).
     """
     n, d = X.shape
-    s, r = divmod(n, n_models)
-    perm = rng.permutation(n)
-    idx = np.full((n_models, s + (r > 0)), -1, dtype=np.intp)
-    idx[:, :s] = perm[: n_models * s].reshape(n_models, s)
-    idx[:r, -1] = perm[n_models * s:]
+    parts = random_parts(n, np.ones(n_models), rng)
+    idx = np.full((n_models, max(1, max(p.size for p in parts))), -1, dtype=np.intp)
+    for j, p in enumerate(parts):
+        idx[j, : p.size] = p
     models = np.empty((n_models, d))
     step = max(1, _CHUNK_FLOATS // max(1, idx.shape[1] * d))
     for a in range(0, n_models, step):
@@ -120,10 +121,10 @@ def approximate_tukey_depth(points: np.ndarray, S: np.ndarray) -> np.ndarray:
     return depth
 
 
-def ptr_distance(log_volumes: np.ndarray, t: int, epsilon: float, delta: float) -> int:
+def ptr_distance(log_volumes: np.ndarray, t: int, epsilon: float, log_delta: float) -> int:
     """Lemma 3.6: the largest k in {0..t-1} such that some integer g >= 1 has
 
-        V_{t-k-1} / V_{t+k+g+1} * exp(-epsilon g / 2) <= delta,
+        V_{t-k-1} / V_{t+k+g+1} * exp(-epsilon g / 2) <= delta = exp(log_delta),
 
     else -1.  A 1-sensitive lower bound on the Hamming distance to a dataset
     that is unsafe for the depth->=t exponential mechanism.  Writing
@@ -138,7 +139,7 @@ def ptr_distance(log_volumes: np.ndarray, t: int, epsilon: float, delta: float) 
     j0 = t + k + 2
     best = np.where(j0 <= D, suffix_max[np.minimum(j0, D + 1)], -np.inf)
     with np.errstate(invalid="ignore"):
-        ok = log_volumes[t - k - 1] - best + 0.5 * epsilon * (t + k + 1) <= math.log(delta)
+        ok = log_volumes[t - k - 1] - best + 0.5 * epsilon * (t + k + 1) <= log_delta
     return int(k[ok].max()) if ok.any() else -1
 
 
@@ -203,36 +204,38 @@ class TukeyEMRegressor(DPLinearRegressor):
     1. Random partition into m parts, non-private OLS on each (partition_ols).
     2. Depth-box volumes V_i of the m models under approximate Tukey depth,
        after a U[0, `perturbation`) jitter (default 1e-10) against zero volumes.
-    3. PTRCheck (Alg. 1) at eps/2: k = Lemma 3.6 distance with t = ceil(m/4)
-       (depth "at least m/4") and lemma parameters (eps/2, delta / (8 e^{eps/2}));
-       pass iff k + Lap(2/eps) >= log(1/(2 delta)) / (eps/2).
-    4. If it passes: the restricted exponential mechanism at eps/2 over depths
-       t..floor(m/2) with the monotone score, P[i] ~ (V_i - V_{i+1}) e^{(eps/2) i},
+    3. PTRCheck (Alg. 1) at eps_u/2: k = Lemma 3.6 distance with t = ceil(m/4)
+       (depth "at least m/4") and lemma parameters (eps_u/2, delta_u / (8 e^{eps_u/2}));
+       pass iff k + Lap(2/eps_u) >= log(1/(2 delta_u)) / (eps_u/2).
+    4. If it passes: the restricted exponential mechanism at eps_u/2 over depths
+       t..floor(m/2) with the monotone score, P[i] ~ (V_i - V_{i+1}) e^{(eps_u/2) i},
        then a uniform point of depth exactly i (Sec. 7.4).
 
-    Privacy (Thm 3.10, add/remove neighbours): the check is eps/2-DP (k is
-    1-sensitive) and a passing check makes the sampling (eps/2, delta)-DP.  The
-    ledger (accountant 'basic') holds a Laplace entry (eps/2, delta 0,
-    sensitivity 1, scale 2/eps) and an exponential-mechanism entry (eps/2,
-    delta, score sensitivity 1): together exactly (eps, delta).
+    Privacy.  Paper 003 (Thm 3.10) proves steps 3-4 (eps_u, delta_u)-DP for
+    neighbouring collections of *models* that differ by one model added or
+    removed.  dpbench's relation is one *record* added or removed, n not
+    public.  With the per-record random partition, one record changes one
+    model: a removal and an addition of a model, two steps of the paper's
+    relation.  Group privacy over two steps gives (2 eps_u, (1 + e^{eps_u})
+    delta_u), so we run the paper's mechanism at eps_u = eps/2 and delta_u =
+    delta / (1 + e^{eps/2}).  (The paper's factor-2-free exponential
+    mechanism relies on the depth being monotone under adding a model; a
+    changed model can raise some depths and lower others, so it is not
+    monotone at the record level.)  The ledger records the two releases at
+    the model level and `group_size` = 2; it composes to exactly (eps, delta).
+    Departures from the paper, for this relation: the random per-record
+    partition (not balanced parts of size n/m), the halved budget, and no
+    branch on n (the paper returns nothing when n/m < d; we fit the
+    minimum-norm models and let the private check decide).  Before this fix
+    an audit measured epsilon >= 4.9 at a claimed 1 on the n = m d boundary.
 
-    Every fit is charged (eps, delta), whatever its outcome.  The guarantee
-    belongs to the mechanism, not to the branch one run took: the delta is
-    the chance that an unsafe dataset passes the check, and a cost reported
-    only after seeing the outcome would not be a DP statement.  So when the
-    check fails (`fit_status_ = 'ptr_failed'`, zero model, as paper 000
-    reports) the exponential mechanism is not run but its entry stays in the
-    ledger, named "not run"; the requested budget bounds what was spent.
-
-    Data-independent outcomes, decided from the public n, d, m before any
-    data is touched (nothing is spent; the ledger carries the same two
-    entries, both marked "not run", so every fit is charged alike):
-    - 'too_few_samples_per_model': floor(n/m) < d (d counts the intercept
-      column): the OLS models are not determined; zero model and a warning;
-    - 'too_few_models': m = 1, no region of depth >= 1 has positive volume.
-    'empty_depth_region': the check passed but the region of depth >= t has
-    zero volume (only with probability <= delta, or with perturbation = 0
-    and tied models); zero model.
+    A fit that stops early records exactly what it released: a failed check
+    (`fit_status_ = 'ptr_failed'`, zero model, as paper 000 reports) spends
+    only the check's budget; 'too_few_models' (m = 1, public: no region of
+    depth >= 1 has positive volume) releases nothing; 'empty_depth_region'
+    (the check passed but the region of depth >= t has zero volume: only with
+    probability <= delta, or with perturbation = 0 and tied models) spends the
+    check's budget.
 
     Diagnostics after fit: `ptr_passed_`, `ptr_threshold_`,
     `ptr_noisy_distance_` (private), `ptr_distance_` (the noiseless k: NOT
@@ -256,70 +259,47 @@ class TukeyEMRegressor(DPLinearRegressor):
         if isinstance(p, bool) or not isinstance(p, numbers.Real) or not np.isfinite(p) or p < 0:
             raise ValueError(f"perturbation must be a finite number >= 0, got {p!r}")
 
-    def _record_budget(self, ledger, eps_half: float, ptr_drawn: bool, not_run: str | None) -> None:
-        """Record the (eps/2, 0) Laplace charge (unless laplace_mechanism drew it) and the (eps/2, delta) EM charge.
-
-        `not_run` (None when the mechanisms ran) says why they did not; the charge is the same.
-        """
-        if not ptr_drawn:
-            ledger.record_dp(f"PTR distance to unsafe datasets (not run: {not_run})", "laplace", eps_half, 0.0,
-                             sensitivity=1.0, noise_scale=1.0 / eps_half)
-        name = "depth-restricted Tukey point (exponential mechanism)"
-        ledger.record_dp(name if not_run is None else f"{name} (not run: {not_run})", "exponential", eps_half,
-                         self.delta, sensitivity=1.0)
-
-    def _fail(self, status: str, d: int, ledger, eps_half: float, ptr_drawn: bool, why: str) -> np.ndarray:
-        """The zero model (the paper's output for "bottom"), with the full charge."""
-        self.fit_status_ = status
-        self._record_budget(ledger, eps_half, ptr_drawn, why)
-        return np.zeros(d)
-
     def _fit_private(self, X, y, mu, rng, ledger):
         del mu  # TukeyEM is analysed in (eps, delta), not GDP
-        ledger.accountant = "basic"
+        ledger.accountant, ledger.group_size = "basic", 2
         n, d = X.shape
         m = self.n_models
-        eps_half = self.epsilon / 2
+        eps_unit = self.epsilon / 2
+        log_delta_unit = math.log(self.delta) - np.logaddexp(0.0, eps_unit)  # delta / (1 + e^{eps_unit}), in logs
+        eps_half = eps_unit / 2
         t = math.ceil(m / 4)
         self.n_models_ = m
-        self.ptr_threshold_ = math.log(1 / (2 * self.delta)) / eps_half
+        self.ptr_threshold_ = (-math.log(2) - log_delta_unit) / eps_half
         self.ptr_passed_, self.ptr_distance_, self.ptr_noisy_distance_, self.depth_ = False, None, None, None
-
-        if n // m < d:
-            msg = (f"TukeyEM needs at least d = {d} rows per model (features incl. intercept) but n = {n} rows "
-                   f"give floor(n/m) = {n // m} with m = {m} models; returning the zero model "
-                   f"(fit_status_ = 'too_few_samples_per_model'). Use fewer models (m <= {n // d}) or more data.")
-            warnings.warn(msg, RuntimeWarning, stacklevel=3)
-            return self._fail("too_few_samples_per_model", d, ledger, eps_half, False, "floor(n/m) < d")
+        self.fit_status_ = "ok"
         if m < 2:
             warnings.warn("TukeyEM needs n_models >= 2 (with one model no region of depth >= 1 has positive "
                           "volume); returning the zero model (fit_status_ = 'too_few_models').",
                           RuntimeWarning, stacklevel=3)
-            return self._fail("too_few_models", d, ledger, eps_half, False, "n_models < 2")
+            self.fit_status_ = "too_few_models"
+            return np.zeros(d)
 
         S = sorted_projections(partition_ols(X, y, m, rng), self.perturbation, rng)
         log_v = log_depth_volumes(S)
-        lemma_delta = self.delta / (8 * math.exp(eps_half))
-        self.ptr_distance_ = ptr_distance(log_v, t, eps_half, lemma_delta)
+        self.ptr_distance_ = ptr_distance(log_v, t, eps_half, log_delta_unit - math.log(8) - eps_half)
         noisy = laplace_mechanism(float(self.ptr_distance_), 1.0, eps_half, rng, ledger,
-                                  "PTR distance to unsafe datasets (Lemma 3.6)")
+                                  "PTR distance to unsafe model sets (Lemma 3.6)")
         self.ptr_noisy_distance_ = noisy
-        self.ptr_passed_ = noisy >= self.ptr_threshold_
-        if not self.ptr_passed_:
-            return self._fail("ptr_failed", d, ledger, eps_half, True, "PTR failed")
-
+        self.ptr_passed_ = bool(noisy >= self.ptr_threshold_)
         log_w = depth_log_weights(log_v, t, eps_half)
-        if not np.isfinite(log_w).any():
-            return self._fail("empty_depth_region", d, ledger, eps_half, True, "region of depth >= t is empty")
-        self._record_budget(ledger, eps_half, True, None)
-        self.depth_ = t + _sample_log_weights(log_w, rng)
-        self.fit_status_ = "ok"
+        if not self.ptr_passed_ or not np.isfinite(log_w).any():
+            self.fit_status_ = "ptr_failed" if not self.ptr_passed_ else "empty_depth_region"
+            return np.zeros(d)
+        self.depth_ = t + exponential_mechanism(log_w, eps_half, math.exp(log_delta_unit), rng, ledger,
+                                                "depth-restricted Tukey point (exponential mechanism)")
         return sample_point_with_depth(S, self.depth_, rng)
 
 
 register(AlgorithmSpec(
     "tukey", TukeyEMRegressor, "regression", private=True,
     fixed_params={"n_models": 1000},
+    audit_params={"n_models": 10},
+    audit_branch_n=20,  # n = m d with the audit's d = 2: the old code returned the zero model below it
     tuning_space={"n_models": ITERATIONS},
     description="TukeyEM (Amin et al. 2023): PTR + exponential mechanism over approximate Tukey depth of m OLS models",
 ))

@@ -10,8 +10,11 @@ from dpbench.privacy.accounting import (
 )
 from dpbench.privacy.ledger import LedgerEntry, PrivacyLedger
 from dpbench.privacy.mechanisms import (
+    exponential_mechanism,
     gaussian_mechanism,
+    gaussian_mechanism_dp,
     gaussian_std,
+    gaussian_std_dp,
     laplace_mechanism,
     symmetric_gaussian_mechanism,
 )
@@ -23,8 +26,11 @@ __all__ = [
     "compose_mu",
     "delta_from_mu",
     "epsilon_from_mu_delta",
+    "exponential_mechanism",
     "gaussian_mechanism",
+    "gaussian_mechanism_dp",
     "gaussian_std",
+    "gaussian_std_dp",
     "laplace_mechanism",
     "mu_from_epsilon_delta",
     "split_mu",

@@ -15,7 +15,13 @@ for the largest eps0 instead, so the composition spends exactly the budget.
 Ledgers of these algorithms tag each entry's data part in its name
 ("S2/distance histogram t=3"): releases on disjoint parts compose in
 parallel (McSherry 2009; paper 004 Lemma B.2), releases on the same part by
-the ledger's accountant.  `spent_by` does exactly that.
+the ledger's accountant.  An untagged entry read the whole dataset (e.g. the
+private record count): it composes, by basic composition, with every part.
+`spent_by` does exactly that.
+
+Parallel composition needs that one record lands in one part whatever the
+other records are: the algorithms assign each record to a part independently
+at random (never by cutting a permutation into sizes that depend on n).
 """
 
 from __future__ import annotations
@@ -102,9 +108,11 @@ def spent_by(ledger: PrivacyLedger, delta_target: float) -> tuple[float, float]:
     Entries are grouped by data part (`part_of(name)`).  Within a part:
     BASIC/PARALLEL sum epsilons and deltas; ADVANCED_PARALLEL applies
     advanced composition to the part's k releases (all must carry the same
-    (eps0, delta0)) with delta' chosen so the part's delta is delta_target.
-    Across parts: PARALLEL and ADVANCED_PARALLEL take the maximum (disjoint
-    data), BASIC sums.  Gaussian mu entries are not supported here.
+    (eps0, delta0)) with delta' chosen so that the part's delta plus that of
+    the whole-data entries is delta_target.  Whole-data (untagged) entries
+    are added to every part.  Across parts: PARALLEL and ADVANCED_PARALLEL
+    take the maximum (disjoint data), BASIC sums.  Gaussian mu entries are
+    not supported here.
     """
     if ledger.gaussian_entries:
         raise ValueError("spent_by composes (epsilon, delta) entries only; use ledger.total_mu() for GDP entries")
@@ -114,19 +122,24 @@ def spent_by(ledger: PrivacyLedger, delta_target: float) -> tuple[float, float]:
     if accountant not in (BASIC, PARALLEL, ADVANCED_PARALLEL):
         raise ValueError(f"unknown accountant {accountant!r}; expected one of {BASIC!r}, {PARALLEL!r}, "
                          f"{ADVANCED_PARALLEL!r}")
+    basic = lambda entries: (sum(e.epsilon * e.count for e in entries), sum(e.delta * e.count for e in entries))
+    if accountant == BASIC:
+        return basic(ledger.entries)
     parts = defaultdict(list)
     for e in ledger.entries:
-        parts[part_of(e.name) if accountant != BASIC else ""].append(e)
-    spent = []
+        parts[part_of(e.name)].append(e)
+    whole_eps, whole_delta = basic(parts.pop("", []))
+    spent = [(0.0, 0.0)]
     for name, entries in parts.items():
-        if accountant != ADVANCED_PARALLEL:
-            spent.append((sum(e.epsilon * e.count for e in entries), sum(e.delta * e.count for e in entries)))
-            continue
-        charges = {(e.epsilon, e.delta) for e in entries}
-        if len(charges) != 1:
-            raise ValueError(f"part {name!r} mixes per-release budgets {sorted(charges)}; advanced composition "
-                             "here needs identical releases")
-        (eps0, delta0), = charges
-        k = sum(e.count for e in entries)
-        spent.append(advanced_composition(eps0, delta0, k, delta_prime_for(delta0, k, delta_target)))
-    return max(s[0] for s in spent), max(s[1] for s in spent)
+        if accountant == PARALLEL:
+            eps, dlt = basic(entries)
+        else:
+            charges = {(e.epsilon, e.delta) for e in entries}
+            if len(charges) != 1:
+                raise ValueError(f"part {name!r} mixes per-release budgets {sorted(charges)}; advanced "
+                                 "composition here needs identical releases")
+            (eps0, delta0), = charges
+            k = sum(e.count for e in entries)
+            eps, dlt = advanced_composition(eps0, delta0, k, delta_prime_for(delta0, k, delta_target - whole_delta))
+        spent.append((eps, dlt))
+    return whole_eps + max(s[0] for s in spent), whole_delta + max(s[1] for s in spent)

@@ -1,4 +1,5 @@
-"""Stability-based private histogram (paper 004 Lemma B.1; Karwa & Vadhan 2017, Lemma 2.3) over geometric bins.
+"""Stability-based private histogram (paper 004 Lemma B.1; Karwa & Vadhan 2017, Lemma 2.3) over geometric bins,
+and the private scale estimators of paper 004 Alg. 2-3 built on it (used by DP-ROBGD and DP-AMBSSGD).
 
 Only non-empty bins get noise, so the domain can be infinite (the bins of
 paper 004 Alg. 2-3 cover [0, inf) geometrically).  Analysis, for neighbours
@@ -10,6 +11,11 @@ eps-DP.  A bin non-empty in only one of them holds a single item; it is
 released only if 1 + Lap(2/eps) >= t, probability (1/2) exp(-(t-1) eps/2)
 each, so with t = 1 + 2 log(2/delta)/eps the two such bins leak at most
 delta/2 <= delta in total (Karwa & Vadhan's threshold).
+
+The histogrammed items are group statistics; a record must touch one group
+only, whatever n is, so records join the k groups independently at random
+(`random_groups`): adding or removing one changes one group's statistic
+(moving it between two bins), or adds or removes a one-record group.
 """
 
 from __future__ import annotations
@@ -76,3 +82,50 @@ def private_mode_left_edge(
     if ids.size == 0:
         return None
     return bin_left_edge(ids[np.argmax(noisy)], base)
+
+
+def n_groups(c1: float, epsilon: float, delta: float, zeta: float) -> int:
+    """k = ceil(2 + C1 log(1/(delta zeta)) / eps) groups (paper 004 Alg. 2-3 line 2, plus 2); public.
+
+    With C1 = 4 this is exactly the k for which the largest bin (>= k/2 of the
+    group statistics when they straddle two bins, as Thm 4 shows) clears the
+    histogram threshold 1 + 2 log(2/delta)/eps after Laplace(2/eps) noise with
+    probability >= 1 - zeta: k/2 - (2/eps) log(1/(2 zeta)) >= 1 + (2/eps) log(2/delta).
+    The paper's floor(C1 log(1/(delta zeta))/eps) drops the additive 2, which
+    matters at large eps (few groups).  k does not depend on n (not public).
+    """
+    return max(1, math.ceil(2 + c1 * math.log(1 / (delta * zeta)) / epsilon))
+
+
+def random_groups(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """(n,) group label of each row, uniform over k groups and independent across rows."""
+    return rng.integers(k, size=n)
+
+
+def group_statistics(values: np.ndarray, groups: np.ndarray, keep_quantile: float | None = None) -> np.ndarray:
+    """Statistic of each non-empty group (labels `groups`): plain mean (Alg. 3 line 3) or trimmed mean (Alg. 2).
+
+    keep_quantile = q gives phi_j = (1/|G_j|) sum_{i in G_j} b_i 1{b_i <= psi_j}
+    with psi_j the q-quantile of G_j (Alg. 2 line 3).
+    """
+    values = np.asarray(values, dtype=float)
+    counts = np.bincount(groups)
+    present = np.flatnonzero(counts)
+    if keep_quantile is None:
+        return np.bincount(groups, weights=values)[present] / counts[present]
+    order = np.lexsort((values, groups))
+    v, starts = values[order], np.concatenate([[0], np.cumsum(counts)])
+    m = counts[present]
+    # psi_j = the ceil(q m_j)-th smallest value of group j (numpy's 'inverted_cdf' quantile)
+    psi = v[starts[present] + np.maximum(np.ceil(keep_quantile * m).astype(int), 1) - 1]
+    kept = np.where(v <= np.repeat(psi, m), v, 0.0)
+    return np.add.reduceat(kept, starts[present]) / m
+
+
+def private_scale_estimate(
+    values: np.ndarray, groups: np.ndarray, keep_quantile: float | None, base: float, epsilon: float, delta: float,
+    rng: np.random.Generator, ledger: PrivacyLedger, name: str,
+) -> float | None:
+    """Alg. 2 / Alg. 3: group statistics, then the left end of the modal bin of the private histogram (or None)."""
+    return private_mode_left_edge(group_statistics(values, groups, keep_quantile), base, epsilon, delta, rng,
+                                  ledger, name)

@@ -12,7 +12,7 @@ against the budget its user asked for.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from dpbench.privacy.accounting import compose_mu, epsilon_from_mu_delta
 
@@ -35,16 +35,33 @@ class PrivacyLedger:
 
     accountant: how (eps, delta) entries compose -- 'basic' (sum) or the name
     of the composition the algorithm's proof uses.  When the ledger mixes GDP
-    and (eps, delta) entries, the GDP part is converted at `delta_for_gdp`
+    and (eps, delta) entries, the GDP part is converted at the requested delta
     and added by basic composition.
+
+    group_size: the entries are charged for neighbours that differ in one
+    *unit* the algorithm's proof is about (TukeyEM: one of its m models), and
+    one record can change `group_size` units; `epsilon_delta` then applies
+    group privacy, (k eps, delta sum_{i<k} e^{i eps}).
+
+    Identical consecutive releases (the rounds of a loop) are kept as one
+    entry with a count.  Only the mechanisms in `dpbench.privacy.mechanisms`
+    (and the stability histogram) record entries: each draws its noise and
+    writes its entry in the same call.
     """
 
     entries: list[LedgerEntry] = field(default_factory=list)
     accountant: str = "gdp"
+    group_size: int = 1
+
+    def _append(self, entry: LedgerEntry) -> None:
+        last = self.entries[-1] if self.entries else None
+        if last is not None and replace(last, count=entry.count) == entry:
+            self.entries[-1] = replace(last, count=last.count + entry.count)
+        else:
+            self.entries.append(entry)
 
     def record_gaussian(self, name: str, sensitivity: float, noise_std: float, mu: float, count: int = 1) -> None:
-        entry = LedgerEntry(name, "gaussian", float(sensitivity), float(noise_std), mu=float(mu), count=count)
-        self.entries.append(entry)
+        self._append(LedgerEntry(name, "gaussian", float(sensitivity), float(noise_std), mu=float(mu), count=count))
 
     def record_dp(
         self,
@@ -56,9 +73,8 @@ class PrivacyLedger:
         noise_scale: float | None = None,
         count: int = 1,
     ) -> None:
-        entry = LedgerEntry(name, mechanism, sensitivity, noise_scale, epsilon=float(epsilon), delta=float(delta),
-                            count=count)
-        self.entries.append(entry)
+        self._append(LedgerEntry(name, mechanism, sensitivity, noise_scale, epsilon=float(epsilon),
+                                 delta=float(delta), count=count))
 
     @property
     def gaussian_entries(self) -> list[LedgerEntry]:
@@ -72,10 +88,18 @@ class PrivacyLedger:
         """GDP composition of the Gaussian releases (Cor. II.4)."""
         if self.dp_entries:
             raise ValueError("ledger holds (epsilon, delta) releases; use epsilon_delta()")
-        return compose_mu([e.mu * math.sqrt(e.count) for e in self.gaussian_entries])
+        return self.group_size * compose_mu([e.mu * math.sqrt(e.count) for e in self.gaussian_entries])
 
     def epsilon_delta(self, delta: float) -> tuple[float, float]:
-        """(epsilon, delta) actually spent.
+        """(epsilon, delta) actually spent, per record (group privacy applied when group_size > 1)."""
+        eps, dlt = self._unit_epsilon_delta(delta)
+        k = self.group_size
+        if k == 1:
+            return eps, dlt
+        return k * eps, dlt * sum(math.exp(i * eps) for i in range(k))
+
+    def _unit_epsilon_delta(self, delta: float) -> tuple[float, float]:
+        """(epsilon, delta) spent per unit of the algorithm's proof.
 
         Pure-GDP ledgers: the epsilon of total_mu() at the requested delta.
         Ledgers whose algorithm composes disjoint parts in parallel and/or
@@ -90,7 +114,7 @@ class PrivacyLedger:
 
             return spent_by(self, delta)
         if not self.dp_entries:
-            return epsilon_from_mu_delta(self.total_mu(), delta), delta
+            return epsilon_from_mu_delta(self.total_mu() / self.group_size, delta), delta
         eps = sum(e.epsilon * e.count for e in self.dp_entries)
         dlt = sum(e.delta * e.count for e in self.dp_entries)
         if self.gaussian_entries:

@@ -1,0 +1,75 @@
+"""dpbench.privacy.mechanisms and the ledger rules they rely on (merging of rounds, group privacy)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpbench.algorithms.base import random_parts
+from dpbench.privacy import PrivacyLedger, exponential_mechanism, gaussian_mechanism, gaussian_std_dp
+from dpbench.privacy.histogram import group_statistics, random_groups
+
+
+def test_repeated_releases_are_one_entry_with_a_count():
+    led, rng = PrivacyLedger(), np.random.default_rng(0)
+    gaussian_mechanism(1.0, 1.0, 0.5, rng, led, "count")
+    for _ in range(7):
+        gaussian_mechanism(np.zeros(3), 2.0, 0.1, rng, led, "round")
+    gaussian_mechanism(np.zeros(3), 2.0, 0.2, rng, led, "round")  # a different charge is a new entry
+    assert [(e.name, e.count) for e in led.entries] == [("count", 1), ("round", 7), ("round", 1)]
+    assert led.total_mu() == pytest.approx(math.sqrt(0.25 + 7 * 0.01 + 0.04), rel=1e-14)
+
+
+def test_group_privacy():
+    led = PrivacyLedger(accountant="basic", group_size=2)
+    led.record_dp("a", "laplace", 0.3, 0.0)
+    led.record_dp("b", "exponential", 0.2, 1e-7)
+    eps, delta = led.epsilon_delta(1e-6)
+    assert eps == pytest.approx(1.0) and delta == pytest.approx(1e-7 * (1 + math.exp(0.5)))
+
+
+def test_exponential_mechanism_samples_the_softmax():
+    log_w = np.log([0.5, 0.2, 0.3, 0.0])
+    led, rng = PrivacyLedger(), np.random.default_rng(1)
+    draws = np.array([exponential_mechanism(log_w, 1.0, 0.0, rng, led, "em") for _ in range(20_000)])
+    counts = np.bincount(draws, minlength=4)
+    assert counts[3] == 0
+    assert stats.chisquare(counts[:3], 20_000 * np.array([0.5, 0.2, 0.3])).pvalue > 1e-4
+    (entry,) = led.entries
+    assert entry.count == 20_000 and entry.mechanism == "exponential"
+    with pytest.raises(ValueError, match="weight 0"):
+        exponential_mechanism([-np.inf], 1.0, 0.0, rng, led, "em")
+
+
+def test_gaussian_calibrations():
+    std, mech = gaussian_std_dp(2.0, 0.5, 1e-5, "paper")
+    assert mech == "gaussian_classical" and std == pytest.approx(2.0 * math.sqrt(2 * math.log(1.25e5)) / 0.5)
+    assert gaussian_std_dp(2.0, 3.0, 1e-5, "paper")[1] == "gaussian_analytic"  # classical is no theorem above 1
+    with pytest.raises(ValueError, match="noise_calibration"):
+        gaussian_std_dp(1.0, 1.0, 1e-5, "rdp")
+
+
+def test_random_parts_keep_every_other_record_in_place():
+    """Adding a record (drawn last) leaves every existing record in its part: parallel composition's coupling."""
+    a = random_parts(1000, [0.2, 0.3, 0.5], np.random.default_rng(7))
+    b = random_parts(1001, [0.2, 0.3, 0.5], np.random.default_rng(7))
+    for pa, pb in zip(a, b, strict=True):
+        assert set(pb) - set(pa) <= {1000} and set(pa) <= set(pb)
+    sizes = np.array([p.size for p in a])
+    assert stats.chisquare(sizes, 1000 * np.array([0.2, 0.3, 0.5])).pvalue > 1e-4
+
+
+def test_group_statistics_match_a_loop():
+    rng = np.random.default_rng(3)
+    v, g = rng.exponential(size=500), random_groups(500, 40, rng)
+    trimmed = group_statistics(v, g, 0.7)
+    want_mean, want_trim = [], []
+    for j in range(40):
+        G = v[g == j]
+        if G.size:
+            want_mean.append(G.mean())
+            psi = np.quantile(G, 0.7, method="inverted_cdf")
+            want_trim.append(np.where(G <= psi, G, 0.0).sum() / G.size)
+    np.testing.assert_allclose(group_statistics(v, g), want_mean, rtol=1e-12)
+    np.testing.assert_allclose(trimmed, want_trim, rtol=1e-12)
