@@ -7,7 +7,7 @@ SHARED_DATA := $(abspath ../shared/data)
 export DPBENCH_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)/README.md),$(SHARED_DATA),)
 export MPLBACKEND := Agg
 
-.PHONY: install quickstart test test-fast lint bench zoo fig1-fixed reproduce-fig1 data-list clean
+.PHONY: install quickstart test test-fast lint bench zoo fig1-fixed reproduce-fig1 data-list audit clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ reproduce-fig1: fig1-fixed
 
 data-list: install
 	$(PY) -m dpbench data list
+
+# the full empirical privacy audit: every private algorithm and design, eps 0.1, 1, 10, 2000 fits a side
+# (AUDIT_ARGS="--n-jobs 8" etc. to change it); exits 1 on a violation
+audit: install
+	$(PY) -m dpbench audit --full $(AUDIT_ARGS)
 
 clean:
 	rm -rf results/quickstart results/zoo .pytest_cache

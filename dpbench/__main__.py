@@ -14,8 +14,9 @@ commands:
   plot    [hydra overrides]   re-draw an experiment's figure from its parquet results
   report  [hydra overrides]   print a summary table (mean +/- std over seeds) of an experiment's results
   data    list|verify|import  the real datasets: what is available, check the mirror, build a mirror
-  audit                       fit every registered private algorithm on a small synthetic set and check
-                              that its privacy ledger composes to the requested budget
+  audit   [--full] [...]      empirical privacy audit: fit each private algorithm many times on D and on D
+                              plus one crafted record, lower-bound epsilon (see `audit --help`);
+                              `audit --ledger`: check that each ledger composes to the requested budget
 """
 
 
@@ -97,12 +98,82 @@ def cmd_data(argv: list[str]) -> int:
     return main(argv)
 
 
-def cmd_audit(argv: list[str]) -> int:
-    from dpbench.report import audit_ledgers
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"expected comma-separated numbers, got {text!r}") from None
 
-    table = audit_ledgers()
-    print(table.to_string(index=False))
-    return 0 if table["ok"].all() else 1
+
+def _names(text: str) -> list[str]:
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse whose usage errors are ValueErrors, so main() reports them in one line (exit code 2)."""
+
+    def error(self, message):
+        raise ValueError(message)
+
+
+AUDIT_COLUMNS = ["algorithm", "design", "epsilon", "eps_lb", "mu", "mu_lb", "runs", "failures", "verdict", "seconds"]
+
+
+def cmd_audit(argv: list[str]) -> int:
+    from dpbench.privacy.audit import DEFAULT_DELTA, DESIGNS
+
+    parser = _OneLineParser(
+        prog="python -m dpbench audit",
+        description="Empirical privacy audit: fit every private algorithm RUNS times on a small dataset D and "
+                    "RUNS times on D plus one crafted record (per design), choose a distinguishing test on half "
+                    "of the fits and lower-bound epsilon (and mu for GDP algorithms) on the other half with "
+                    "95% Clopper-Pearson intervals. Exit code 1 if a lower bound exceeds the budget asked for.",
+    )
+    parser.add_argument("--ledger", action="store_true",
+                        help="only check that each algorithm's ledger composes to the budget (no empirical audit)")
+    parser.add_argument("--algorithms", type=_names, help="comma-separated names (default: every private one)")
+    parser.add_argument("--epsilons", type=str, help="comma-separated budgets (default 1; --full: 0.1,1,10)")
+    parser.add_argument("--delta", type=float, default=DEFAULT_DELTA, help="delta of every fit (default %(default)g)")
+    parser.add_argument("--runs", type=int, help="fits per side, D and D' (default 500; --full: 2000)")
+    parser.add_argument("--designs", type=_names, help=f"comma-separated, from {', '.join(DESIGNS)} (default all)")
+    parser.add_argument("--n-jobs", type=int, default=2, help="joblib workers (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="root of every fit's SeedSequence (default 0)")
+    parser.add_argument("--out", default="results/audit", help="directory for audit.parquet / audit.png")
+    parser.add_argument("--full", action="store_true", help="the `make audit` version: eps 0.1,1,10 and 2000 runs")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help: nothing is run
+        return int(exc.code or 0)
+    if args.ledger:
+        from dpbench.report import audit_ledgers
+
+        table = audit_ledgers()
+        print(table.to_string(index=False))
+        return 0 if table["ok"].all() else 1
+
+    import pandas as pd
+
+    from dpbench.plots.audit import plot_audit
+    from dpbench.privacy.audit import run_audit
+
+    epsilons = _floats(args.epsilons) if args.epsilons is not None else ([0.1, 1.0, 10.0] if args.full else [1.0])
+    runs = args.runs if args.runs is not None else (2000 if args.full else 500)
+    if args.n_jobs < 1:
+        raise ValueError(f"--n-jobs must be >= 1, got {args.n_jobs}")
+    table = run_audit(args.algorithms, epsilons, args.designs, runs=runs, delta=args.delta, n_jobs=args.n_jobs,
+                      seed=args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / ".audit.parquet.tmp"
+    table.to_parquet(tmp, index=False)
+    tmp.replace(out / "audit.parquet")
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        print(table[AUDIT_COLUMNS].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    figure = plot_audit(table, out / "audit.png") if len(table) else None
+    bad = table[table["verdict"] == "violation"]
+    print(f"\n{len(bad)} violation(s) in {len(table)} audits; table: {out / 'audit.parquet'}"
+          + (f", figure: {figure}" if figure else ""))
+    return 1 if len(bad) else 0
 
 
 COMMANDS = {"sweep": cmd_sweep, "plot": cmd_plot, "report": cmd_report, "data": cmd_data, "audit": cmd_audit}

@@ -1,0 +1,197 @@
+"""The empirical privacy audit: its bounds, its power against known bugs, the CLI, and every algorithm."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dpbench import algorithms
+from dpbench.__main__ import main
+from dpbench.algorithms import registry
+from dpbench.algorithms.base import DPLinearRegressor, clip_values
+from dpbench.privacy import epsilon_from_mu_delta
+from dpbench.privacy.audit import (
+    CHEAP_DESIGNS,
+    DESIGNS,
+    audit_outputs,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    epsilon_lower_bound,
+    mu_lower_bound,
+    run_audit,
+)
+
+# ----------------------------------------------------------------------------- bounds
+
+
+def test_clopper_pearson_matches_scipy_exact_interval():
+    # a two-sided 95% exact interval is two one-sided 97.5% bounds
+    for k, n in [(0, 50), (3, 50), (25, 50), (50, 50), (7, 300)]:
+        ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+        assert clopper_pearson_lower(k, n, 0.025) == pytest.approx(ci.low, abs=1e-12)
+        assert clopper_pearson_upper(k, n, 0.025) == pytest.approx(ci.high, abs=1e-12)
+    assert clopper_pearson_lower(50, 50, 0.05) == pytest.approx(0.05 ** (1 / 50))
+    assert clopper_pearson_upper(0, 50, 0.05) == pytest.approx(1 - 0.05 ** (1 / 50))
+
+
+def test_perfect_separation_gives_a_finite_bound_that_grows_with_runs():
+    delta = 1e-6
+    bounds = [float(epsilon_lower_bound(0, n, n, n, delta)) for n in (50, 500, 5000)]
+    p = 0.025 ** (1 / 50)  # each rate bound at alpha / 2
+    assert bounds[0] == pytest.approx(math.log((p - delta) / (1 - p)))
+    assert all(np.isfinite(bounds)) and bounds[0] < bounds[1] < bounds[2]
+    assert float(mu_lower_bound(0, 500, 500, 500)) == pytest.approx(2 * stats.norm.ppf(0.025 ** (1 / 500)))
+
+
+def test_no_evidence_gives_zero():
+    assert epsilon_lower_bound(250, 500, 250, 500, 1e-6) == 0.0
+    assert mu_lower_bound(250, 500, 250, 500) == 0.0
+    rng = np.random.default_rng(0)
+    res = audit_outputs(rng.normal(size=2000), rng.normal(size=2000), 1e-6, gdp=True)
+    assert res["eps_lb"] < 0.1 and res["mu_lb"] < 0.05
+
+
+def test_gaussian_shift_bounds_are_below_the_truth_and_have_power():
+    """Outputs N(0,1) vs N(mu,1) are exactly mu-GDP: the bounds must stay below mu (and its epsilon) yet be positive."""
+    rng = np.random.default_rng(1)
+    for mu in (1.0, 3.0):
+        res = audit_outputs(rng.normal(size=4000), rng.normal(mu, size=4000), 1e-6, gdp=True)
+        assert 0.5 * mu < res["mu_lb"] < mu
+        assert 0 < res["eps_lb"] < epsilon_from_mu_delta(mu, 1e-6)
+
+
+def test_failures_are_an_outcome():
+    """A fit that raises only on D' (e.g. branching on n) separates D from D' perfectly."""
+    s0 = np.random.default_rng(2).normal(size=400)
+    s1 = np.full(400, np.nan)
+    assert audit_outputs(s0, s1, 1e-6, gdp=False)["eps_lb"] > 3
+
+
+# ----------------------------------------------------------------------------- power: deliberately broken estimators
+
+
+class _SumRelease(DPLinearRegressor):
+    """theta = X^T clip(y) + Gaussian noise (L2 sensitivity x_bound * y_bound), released `n_rounds` times and averaged.
+
+    bug 'none': each round gets mu / sqrt(T) (correct); 'noise_times_mu': std = sensitivity * mu instead of / mu;
+    'no_sqrt_T': each round's noise is calibrated to the whole mu, yet the ledger claims mu / sqrt(T) a round.
+    """
+
+    clips_features = True
+
+    def __init__(self, epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, n_rounds=1, bug="none", random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.x_bound = x_bound
+        self.y_bound = y_bound
+        self.n_rounds = n_rounds
+        self.bug = bug
+        self.random_state = random_state
+
+    def _fit_private(self, X, y, mu, rng, ledger):
+        sens, T = self.x_bound * self.y_bound, self.n_rounds
+        mu_round = mu / math.sqrt(T)
+        std = {"none": sens / mu_round, "noise_times_mu": sens * mu_round, "no_sqrt_T": sens / mu}[self.bug]
+        ledger.record_gaussian("X^T clip(y)", sens, std, mu_round, count=T)
+        s = X.T @ clip_values(y, self.y_bound)
+        return np.mean([s + rng.normal(0.0, std, size=s.shape) for _ in range(T)], axis=0)
+
+
+BROKEN = {"test_sum_ok": {"bug": "none", "n_rounds": 25},
+          "test_sum_noise_times_mu": {"bug": "noise_times_mu"},
+          "test_sum_no_sqrt_T": {"bug": "no_sqrt_T", "n_rounds": 25}}
+
+
+@pytest.fixture
+def broken_algorithms():
+    for name, params in BROKEN.items():
+        registry.register(registry.AlgorithmSpec(name, _SumRelease, "regression", private=True, fixed_params=params))
+    yield list(BROKEN)
+    for name in BROKEN:
+        registry._REGISTRY.pop(name, None)
+
+
+def test_audit_flags_the_broken_estimators_and_passes_the_correct_one(broken_algorithms):
+    table = run_audit(broken_algorithms, [1.0], ["clip_pull", "tiny_n"], runs=300, n_jobs=2).set_index(
+        ["algorithm", "design"])
+    print(table[["eps_lb", "mu", "mu_lb", "verdict"]])
+    assert (table.loc["test_sum_ok", "verdict"] == "ok").all()
+    for bad in ("test_sum_noise_times_mu", "test_sum_no_sqrt_T"):
+        assert (table.loc[bad, "verdict"] == "violation").all()
+    # noise multiplied by mu: mu_eff = 1 / mu (~4.2 at eps = 1), far beyond what 150 + 150 runs can certify
+    assert (table.loc["test_sum_noise_times_mu", "eps_lb"] > 3).all()
+    assert (table["failures"] == 0).all() and table["mu"].notna().all()
+
+
+def test_audit_is_reproducible_and_independent_of_chunking(broken_algorithms):
+    a = run_audit(["test_sum_no_sqrt_T"], [1.0], ["clip_pull"], runs=40, n_jobs=1, chunk=7)
+    b = run_audit(["test_sum_no_sqrt_T"], [1.0], ["clip_pull"], runs=40, n_jobs=1, chunk=100)
+    pd.testing.assert_frame_equal(a.drop(columns="seconds"), b.drop(columns="seconds"))
+
+
+# ----------------------------------------------------------------------------- designs and CLI
+
+
+@pytest.mark.parametrize("name", DESIGNS)
+def test_designs_are_deterministic_and_add_one_record(name):
+    spec = algorithms.get_spec("boosted_adassp_clf" if name == "rare_label" else "ssp")
+    a, b = DESIGNS[name](spec), DESIGNS[name](spec)
+    if a is None:  # branch_n without an audit_branch_n
+        assert name == "branch_n" and spec.audit_branch_n is None
+        return
+    np.testing.assert_array_equal(a.X, b.X)
+    X1, y1 = a.neighbour()
+    assert X1.shape[0] == a.X.shape[0] + 1 and len(y1) == len(a.y) + 1 and X1.shape[1] == len(a.x_added)
+
+
+def test_cli_help_runs_nothing(capsys, tmp_path):
+    assert main(["audit", "--help"]) == 0
+    assert "--ledger" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--algorithms", "no_such_algorithm"], "unknown algorithm"),
+    (["--algorithms", "ols"], "not private"),
+    (["--epsilons", "0"], "epsilons must be"),
+    (["--epsilons=-1,1"], "epsilons must be"),
+    (["--epsilons", "abc"], "comma-separated numbers"),
+    (["--runs", "5"], "runs must be >= 10"),
+    (["--designs", "nope"], "unknown design"),
+    (["--no-such-flag"], "unrecognized arguments"),
+])
+def test_cli_bad_input_is_a_one_line_error(capsys, tmp_path, args, message):
+    assert main(["audit", "--out", str(tmp_path), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not any(tmp_path.iterdir())
+
+
+def test_cli_writes_table_and_figure_and_exits_1_on_violation(capsys, tmp_path, broken_algorithms):
+    code = main(["audit", "--algorithms", "test_sum_noise_times_mu,test_sum_ok", "--designs", "clip_pull",
+                 "--runs", "60", "--epsilons", "1,10", "--n-jobs", "1", "--out", str(tmp_path)])
+    assert code == 1
+    table = pd.read_parquet(tmp_path / "audit.parquet")
+    assert len(table) == 4 and {"eps_lb", "mu_lb", "verdict", "runs", "failures"} <= set(table.columns)
+    assert (tmp_path / "audit.png").stat().st_size > 0
+    assert "violation" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- every private algorithm
+
+# cheap settings for algorithms whose owner has not set audit_params yet
+FAST_PARAMS = {"dp_ebm": {"max_rounds": 10}, "dp_ebm_clf": {"max_rounds": 10, "max_leaves": 3}}
+
+
+@pytest.mark.xfail(reason="privacy fixes of dpgd/ambssgd/robgd/tukey/dp_ebm (n not public; categories from the data) "
+                          "are in progress; remove this mark once they land", strict=False)
+def test_every_private_algorithm_passes_a_fast_audit():
+    names = [n for n in algorithms.available() if algorithms.get_spec(n).private]
+    params = {n: p for n, p in FAST_PARAMS.items() if n in names and not algorithms.get_spec(n).audit_params}
+    table = run_audit(names, [1.0], list(CHEAP_DESIGNS) + ["branch_n"], runs=400, n_jobs=2, params=params)
+    print(table.drop(columns=["error", "test"]).to_string())
+    assert set(table["algorithm"]) == set(names)
+    assert not (table["verdict"] == "violation").any(), table[table["verdict"] == "violation"].to_string()
