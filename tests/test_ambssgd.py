@@ -7,7 +7,7 @@ import pytest
 from sklearn.base import clone
 
 from dpbench import algorithms
-from dpbench.algorithms.ambssgd import DPAMBSSGDRegressor, clip_gradients
+from dpbench.algorithms.robust_gd import DPAMBSSGDRegressor, clip_gradients
 from dpbench.privacy import mu_from_epsilon_delta
 from dpbench.privacy.composition import PARALLEL, part_of, spent_by
 
@@ -31,7 +31,7 @@ def data_100k():
 def test_registry():
     spec = algorithms.get_spec("ambssgd")
     assert spec.private and spec.task == "regression"
-    assert spec.tuning_space["n_batches"]["high"] == 4000  # paper 000 Table I iterations range
+    assert spec.tuning_space["n_rounds"]["high"] == 4000  # paper 000 Table I iterations range
     assert spec.tuning_space["lr_schedule"]["choices"] == ["constant", "1/t", "1/sqrt(t)"]
     est = algorithms.make("ambssgd", epsilon=0.5)
     assert clone(est).get_params() == est.get_params()
@@ -41,7 +41,7 @@ def test_registry():
 def test_ledger_parallel_rounds_spend_exactly_the_budget(data_100k, eps):
     X, y, _ = data_100k
     delta, T = 1e-6, 4
-    est = DPAMBSSGDRegressor(epsilon=eps, delta=delta, n_batches=T, random_state=0).fit(X, y)
+    est = DPAMBSSGDRegressor(epsilon=eps, delta=delta, n_rounds=T, random_state=0).fit(X, y)
     assert est.fit_status_ == "ok"
     led = est.privacy_ledger_
     assert led.accountant == PARALLEL
@@ -74,7 +74,7 @@ def test_large_epsilon_approaches_least_squares(data_100k):
     # (steps eta/t: sum_t (std_t/t)^2 d / T^2 scale).  A scaled chi^2_5 exceeds 10x its mean w.p. < 1e-8.
     X, y, w = data_100k
     n, T = len(y), 20
-    est = DPAMBSSGDRegressor(epsilon=50.0, n_batches=T, learning_rate=1.0, lr_schedule="1/t", random_state=1).fit(X, y)
+    est = DPAMBSSGDRegressor(epsilon=50.0, n_rounds=T, learning_rate=1.0, lr_schedule="1/t", random_state=1).fit(X, y)
     assert est.fit_status_ == "ok"
     m = 0.5 * est.record_count_ / T  # the step divides each batch's noisy gradient sum by m~
     stds = np.array([e.noise_scale for e in est.privacy_ledger_.entries if ".grad" in e.name]) / m
@@ -90,7 +90,7 @@ def test_gradient_noise_spread_matches_ledger():
     # orthogonal to x the signal vanishes: (m~ / eta) P w_1 = -std P nu, chi-square with 2 dof per fit.
     x, n, R = np.array([1.0, -2.0, 0.5]), 2000, 400
     X, y = np.tile(x, (n, 1)), np.full(n, 3.0)
-    fits = [DPAMBSSGDRegressor(epsilon=1.0, n_batches=1, random_state=s).fit(X, y) for s in range(R)]
+    fits = [DPAMBSSGDRegressor(epsilon=1.0, n_rounds=1, random_state=s).fit(X, y) for s in range(R)]
     stds = {f.privacy_ledger_.entries[-1].noise_scale for f in fits}
     assert len(stds) == 1 and all(f.fit_status_ == "ok" for f in fits)
     std = stds.pop()
@@ -103,7 +103,7 @@ def test_gradient_noise_spread_matches_ledger():
 
 def test_fallback_when_batches_are_too_small():
     X, y, _ = paper_data(5000)
-    est = DPAMBSSGDRegressor(epsilon=1.0, n_batches=50, random_state=0).fit(X, y)
+    est = DPAMBSSGDRegressor(epsilon=1.0, n_rounds=50, random_state=0).fit(X, y)
     assert est.fit_status_ == "threshold_histogram_empty" and 0 < est.failed_rounds_ <= 50
     assert np.isfinite(est.coef_).all()
     assert spent_by(est.privacy_ledger_, 1e-6)[0] == pytest.approx(1.0)
@@ -117,15 +117,15 @@ def test_clip_gradients():
 
 def test_same_seed_same_fit(data_100k):
     X, y, _ = data_100k
-    a = DPAMBSSGDRegressor(n_batches=4, random_state=3).fit(X, y)
-    b = DPAMBSSGDRegressor(n_batches=4, random_state=3).fit(X, y)
+    a = DPAMBSSGDRegressor(n_rounds=4, random_state=3).fit(X, y)
+    b = DPAMBSSGDRegressor(n_rounds=4, random_state=3).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
 @pytest.mark.parametrize("params, match", [
     ({"epsilon": -1.0}, "epsilon"),
     ({"delta": 0.0}, "delta"),
-    ({"n_batches": 0}, "n_batches"),
+    ({"n_rounds": 0}, "n_rounds"),
     ({"learning_rate": 0.0}, "learning_rate"),
     ({"lr_schedule": "1/t^2"}, "lr_schedule"),
     ({"clip_scale": np.inf}, "clip_scale"),

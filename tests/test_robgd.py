@@ -7,7 +7,7 @@ import pytest
 from sklearn.base import clone
 
 from dpbench import algorithms
-from dpbench.algorithms.robgd import DPRobGDRegressor
+from dpbench.algorithms.robust_gd import DPRobGDRegressor
 from dpbench.privacy import mu_from_epsilon_delta
 from dpbench.privacy.composition import ADVANCED_PARALLEL, part_of, per_step_budget, spent_by
 
@@ -32,7 +32,7 @@ def test_registry():
     spec = algorithms.get_spec("robgd")
     assert spec.private and spec.task == "regression"
     est = algorithms.make("robgd", epsilon=0.5)
-    assert est.gamma_fraction == 0.2 and est.n_iterations == 30 and est.epsilon == 0.5
+    assert est.gamma_fraction == 0.2 and est.n_rounds == 30 and est.epsilon == 0.5
     assert clone(est).get_params() == est.get_params()
 
 
@@ -40,7 +40,7 @@ def test_registry():
 def test_ledger_spends_exactly_the_budget(data_30k, best_iterate, trace):
     X, y, _ = data_30k
     eps, delta, T = 4.0, 1e-6, 5
-    est = DPRobGDRegressor(epsilon=eps, delta=delta, n_iterations=T, best_iterate=best_iterate, trace=trace,
+    est = DPRobGDRegressor(epsilon=eps, delta=delta, n_rounds=T, best_iterate=best_iterate, trace=trace,
                            random_state=0).fit(X, y)
     assert est.fit_status_ == "ok"
     led = est.privacy_ledger_
@@ -66,7 +66,7 @@ def test_ledger_spends_exactly_the_budget(data_30k, best_iterate, trace):
 
 def test_analytic_calibration_above_eps0_one(data_30k):
     X, y, _ = data_30k
-    est = DPRobGDRegressor(epsilon=20.0, n_iterations=3, random_state=0).fit(X, y)
+    est = DPRobGDRegressor(epsilon=20.0, n_rounds=3, random_state=0).fit(X, y)
     mu0 = mu_from_epsilon_delta(est.step_epsilon_, est.step_delta_)
     grads = [e for e in est.privacy_ledger_.entries if e.name.startswith("S3/")]
     assert est.step_epsilon_ > 1 and len(grads) == 3
@@ -84,7 +84,7 @@ def test_large_epsilon_approaches_least_squares():
     X, y, w = paper_data(n)
     est = DPRobGDRegressor(epsilon=50.0, random_state=1).fit(X, y)
     assert est.fit_status_ == "ok"
-    T, eta, n3 = est.n_iterations, est.learning_rate_, (1 - 1 / 3 - 0.2) * est.record_count_
+    T, eta, n3 = est.n_rounds, est.learning_rate_, (1 - 1 / 3 - 0.2) * est.record_count_
     rho = 1 - 0.95 * eta * np.linalg.eigvalsh(X.T @ X / n)[0]
     stds = np.array([e.noise_scale for e in est.privacy_ledger_.entries if e.name.startswith("S3/")]) / n3
     bound = rho ** (2 * T) + eta**2 * D * np.sum(rho ** (2 * np.arange(T)[::-1]) * stds**2) + D / (3 * n3)
@@ -114,7 +114,7 @@ def test_gradient_noise_spread_matches_ledger():
     # signal vanishes: (n3~ / eta) P w_1 = -std P nu, chi-square with 2 dof per fit, std from the ledger.
     x, n, R = np.array([1.0, -2.0, 0.5]), 2000, 400
     X, y = np.tile(x, (n, 1)), np.full(n, 3.0)
-    fits = [DPRobGDRegressor(epsilon=1.0, n_iterations=1, random_state=s).fit(X, y) for s in range(R)]
+    fits = [DPRobGDRegressor(epsilon=1.0, n_rounds=1, random_state=s).fit(X, y) for s in range(R)]
     assert all(f.fit_status_ == "ok" for f in fits)
     eta = fits[0].learning_rate_
     assert all(f.learning_rate_ == eta for f in fits)
@@ -130,16 +130,16 @@ def test_gradient_noise_spread_matches_ledger():
 
 def test_same_seed_same_fit(data_30k):
     X, y, _ = data_30k
-    a = DPRobGDRegressor(epsilon=4.0, n_iterations=3, random_state=7).fit(X, y)
-    b = DPRobGDRegressor(epsilon=4.0, n_iterations=3, random_state=7).fit(X, y)
-    c = DPRobGDRegressor(epsilon=4.0, n_iterations=3, random_state=8).fit(X, y)
+    a = DPRobGDRegressor(epsilon=4.0, n_rounds=3, random_state=7).fit(X, y)
+    b = DPRobGDRegressor(epsilon=4.0, n_rounds=3, random_state=7).fit(X, y)
+    c = DPRobGDRegressor(epsilon=4.0, n_rounds=3, random_state=8).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert not np.array_equal(a.coef_, c.coef_)
 
 
 def test_best_iterate_is_the_smallest_released_gamma(data_30k):
     X, y, _ = data_30k
-    est = DPRobGDRegressor(epsilon=4.0, n_iterations=6, best_iterate=True, random_state=2).fit(X, y)
+    est = DPRobGDRegressor(epsilon=4.0, n_rounds=6, best_iterate=True, random_state=2).fit(X, y)
     g = np.array(est.distance_estimates_)
     assert g.size == 7 and est.best_iteration_ == np.flatnonzero(g == np.nanmin(g))[-1]
     assert g[est.best_iteration_] < g[0]  # w_0 = 0 has the largest residuals
@@ -147,7 +147,7 @@ def test_best_iterate_is_the_smallest_released_gamma(data_30k):
 
 def test_intercept(data_30k):
     X, y, w = data_30k
-    est = DPRobGDRegressor(epsilon=20.0, n_iterations=40, fit_intercept=True, random_state=0).fit(X, y + 2.0)
+    est = DPRobGDRegressor(epsilon=20.0, n_rounds=40, fit_intercept=True, random_state=0).fit(X, y + 2.0)
     assert est.intercept_ == pytest.approx(2.0, abs=0.1) and np.linalg.norm(est.coef_ - w) < 0.1
     assert est.predict(X[:3]).shape == (3,)
 
@@ -160,7 +160,7 @@ def test_fallbacks_keep_fit_alive():
     np.testing.assert_array_equal(est.coef_, np.zeros(D))
     assert len(est.privacy_ledger_) == 2 and spent_by(est.privacy_ledger_, 1e-6)[0] < 1.0  # count + S1 only
     # with a public trace there is no S1; the distance histogram is empty every round and no step is taken
-    est = DPRobGDRegressor(epsilon=1.0, n_iterations=4, trace=5.0, random_state=0).fit(X, y)
+    est = DPRobGDRegressor(epsilon=1.0, n_rounds=4, trace=5.0, random_state=0).fit(X, y)
     assert est.fit_status_ == "distance_histogram_empty" and est.failed_rounds_ == 4
     assert not any(e.name.startswith("S3/") for e in est.privacy_ledger_.entries)
     assert np.all(est.predict(X[:2]) == 0)
@@ -175,7 +175,7 @@ def test_tiny_n_is_a_fit_not_an_error():
 @pytest.mark.parametrize("params, match", [
     ({"epsilon": 0.0}, "epsilon"),
     ({"delta": 1.0}, "delta"),
-    ({"n_iterations": 0}, "n_iterations"),
+    ({"n_rounds": 0}, "n_rounds"),
     ({"learning_rate": -1.0}, "learning_rate"),
     ({"alpha": 0.4}, "alpha"),
     ({"failure_prob": 1.0}, "failure_prob"),

@@ -1,14 +1,34 @@
-"""What every dpbench estimator shares: input checks, clipping, seeding, the ledger."""
+"""What every dpbench estimator shares: parameter and input checks, the feature map, seeding, the ledger.
+
+Parameter constraints are declared once per class in `_parameter_constraints`
+(scikit-learn's convention, checked by `BaseEstimator._validate_params` at
+the start of every fit; an invalid value is one ValueError naming the
+parameter and its valid range).  Cross-parameter rules go in
+`_check_params`.  The shorthands below name the common constraints.
+"""
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpbench.privacy import PrivacyLedger, check_epsilon_delta, mu_from_epsilon_delta
+from dpbench.privacy import PrivacyLedger, mu_from_epsilon_delta
+
+POSITIVE = [Interval(Real, 0, np.inf, closed="neither")]
+NON_NEGATIVE = [Interval(Real, 0, np.inf, closed="left")]
+FRACTION = [Interval(Real, 0, 1, closed="neither")]
+COUNT = [Interval(Integral, 1, None, closed="left")]
+LR_SCHEDULES = ("constant", "1/t", "1/sqrt(t)")
+SCHEDULE = [StrOptions(set(LR_SCHEDULES))]
+PRIVACY = {"epsilon": POSITIVE, "delta": FRACTION, "random_state": "no_validation"}
+FIT_INTERCEPT = {"fit_intercept": ["boolean"]}
 
 
 def check_X_y(X, y=None, *, allow_empty_columns: bool = True):
@@ -40,24 +60,6 @@ def check_X_y(X, y=None, *, allow_empty_columns: bool = True):
     return X, y
 
 
-def check_positive(name: str, value) -> float:
-    if not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-def check_positive_int(name: str, value) -> int:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
-def check_fraction(name: str, value, low: float = 0.0, high: float = 1.0) -> float:
-    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not low < value < high:
-        raise ValueError(f"{name} must lie strictly between {low} and {high}, got {value!r}")
-    return float(value)
-
-
 def random_parts(n: int, probabilities, rng: np.random.Generator) -> list[np.ndarray]:
     """Row indices of each part when every row joins part j with probability probabilities[j], independently.
 
@@ -70,11 +72,6 @@ def random_parts(n: int, probabilities, rng: np.random.Generator) -> list[np.nda
     label = np.searchsorted(np.cumsum(p[:-1]) / p.sum(), rng.random(n), side="right")
     order = np.argsort(label, kind="stable")
     return np.split(order, np.cumsum(np.bincount(label, minlength=p.size))[:-1])
-
-
-def check_choice(name: str, value, choices) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {sorted(map(str, choices))}, got {value!r}")
 
 
 def clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
@@ -93,58 +90,74 @@ def add_intercept_column(X: np.ndarray) -> np.ndarray:
     return np.hstack([X, np.ones((X.shape[0], 1))])
 
 
-LEARNING_RATES = ("constant", "1/t", "1/sqrt(t)")
-
-
-def learning_rate(schedule: str, t: int) -> float:
-    """Step size at round t >= 1 for the schedules of paper 000 Table I."""
+def step_size(learning_rate: float, schedule: str, t: int) -> float:
+    """Step at round t >= 1: the base `learning_rate` times the schedule of paper 000 Table I."""
     if schedule == "constant":
-        return 1.0
+        return learning_rate
     if schedule == "1/t":
-        return 1.0 / t
+        return learning_rate / t
     if schedule == "1/sqrt(t)":
-        return 1.0 / np.sqrt(t)
-    raise ValueError(f"learning_rate must be one of {LEARNING_RATES}, got {schedule!r}")
+        return learning_rate / np.sqrt(t)
+    raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}, got {schedule!r}")
 
 
-class DPLinearRegressor(RegressorMixin, BaseEstimator):
-    """Base of the (private) linear regressors: validation, seeding, intercept, clipping, ledger.
+class DPEstimator(BaseEstimator):
+    """Parameter checks, the Generator and the ledger of every dpbench estimator.
 
-    The model is linear in the *feature map* phi(x): x with a constant column
-    appended when `fit_intercept`, then, for estimators with `clips_features`,
-    row-clipped at `x_bound`.  The map is data-independent, so it is applied
-    identically at fit and predict time (as the BoostedAdaSSP authors do);
-    `coef_`/`intercept_` are the weights on phi(x).
-
-    Subclasses implement `_fit_private(Phi, y, mu, rng, ledger) -> theta` on
-    validated float arrays and set `private`.  `mu` is the GDP budget
-    equivalent to (epsilon, delta), or None for non-private estimators.
+    `private` says whether fits spend a budget (epsilon, delta) and fill
+    `privacy_ledger_`; non-private baselines leave it empty.
     """
 
     private = True
-    clips_features = False
 
-    def _validate_params(self) -> None:
-        if self.private:
-            check_epsilon_delta(self.epsilon, self.delta)
+    def _check_params(self) -> None:
+        """Cross-parameter rules (single-parameter ones are in _parameter_constraints)."""
+
+    def _start_fit(self) -> tuple[np.random.Generator, float | None]:
+        self._validate_params()
+        self._check_params()
+        self.privacy_ledger_ = PrivacyLedger()
+        mu = mu_from_epsilon_delta(self.epsilon, self.delta) if self.private else None
+        return np.random.default_rng(self.random_state), mu
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.private
+        return tags
+
+
+class LinearFeatureMap:
+    """The model is linear in the *feature map* phi(x): x with a constant column appended when
+    `fit_intercept`, then, for estimators with `clips_features`, row-clipped at `x_bound`.  The map is
+    data-independent, so it is applied identically at fit and predict time (as the BoostedAdaSSP authors do).
+    """
+
+    clips_features = False
 
     def _features(self, X: np.ndarray) -> np.ndarray:
         if getattr(self, "fit_intercept", False):
             X = add_intercept_column(X)
-        if self.clips_features:
-            X = clip_rows(X, self.x_bound)
-        return X
+        return clip_rows(X, self.x_bound) if self.clips_features else X
+
+    def _set_theta(self, theta) -> None:
+        self.theta_ = np.asarray(theta, dtype=float)
+
+
+class DPLinearRegressor(LinearFeatureMap, RegressorMixin, DPEstimator):
+    """Base of the linear regressors: `coef_`/`intercept_` are the weights on phi(x).
+
+    Subclasses implement `_fit_theta(Phi, y, mu, rng, ledger) -> theta` on
+    validated float arrays; `mu` is the GDP budget equivalent to (epsilon,
+    delta), or None for non-private estimators.
+    """
 
     def fit(self, X, y):
-        self._validate_params()
+        rng, mu = self._start_fit()
         check_X_y(X, y)  # dpbench's messages first; then sklearn's bookkeeping (n_features_in_, names)
         min_features = 0 if getattr(self, "fit_intercept", False) else 1  # zero-dimensional case: intercept only
         X, y = validate_data(self, X, y, dtype=float, y_numeric=True, ensure_min_features=min_features)
-        self.privacy_ledger_ = PrivacyLedger()
-        rng = np.random.default_rng(self.random_state)
-        mu = mu_from_epsilon_delta(self.epsilon, self.delta) if self.private else None
-        theta = np.asarray(self._fit_private(self._features(X), y, mu, rng, self.privacy_ledger_), dtype=float)
-        self.theta_ = theta
+        self._set_theta(self._fit_theta(self._features(X), y, mu, rng, self.privacy_ledger_))
+        theta = self.theta_
         if getattr(self, "fit_intercept", False):
             self.coef_, self.intercept_ = theta[:-1], float(theta[-1])
         else:
@@ -156,7 +169,70 @@ class DPLinearRegressor(RegressorMixin, BaseEstimator):
         X = validate_data(self, check_X_y(X), dtype=float, reset=False, ensure_min_features=0)
         return self._features(X) @ self.theta_
 
+
+def binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
+    """(classes_, y01): the two sorted classes and y coded 0/1 (1 = classes_[1], the positive class)."""
+    y_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if y_type != "binary":
+        raise ValueError(f"Only binary classification is supported. The type of the target is {y_type}.")
+    classes, y01 = np.unique(y, return_inverse=True)
+    if len(classes) != 2:
+        raise ValueError(f"y has only 1 class ({classes[0]!r}); binary classification needs two")
+    return classes, y01.astype(float)
+
+
+class DPClassifier(ClassifierMixin, DPEstimator):
+    """Base of dpbench's binary classifiers: validation, binary labels, seeding, the ledger.
+
+    fit sets classes_ (sorted; classes_[1] is the positive class) and calls
+    `_fit_model(X, y01, mu, rng, ledger)` with y01 in {0, 1}.  predict
+    thresholds `decision_function` at 0.
+    """
+
+    def fit(self, X, y):
+        rng, mu = self._start_fit()
+        check_X_y(X, y)
+        min_features = 0 if getattr(self, "fit_intercept", False) else 1
+        X, y = validate_data(self, X, y, dtype=float, ensure_min_features=min_features)
+        self.classes_, y01 = binary_labels(y)
+        self._fit_model(X, y01, mu, rng, self.privacy_ledger_)
+        return self
+
+    def _validated_X(self, X):
+        check_is_fitted(self, "classes_")
+        return validate_data(self, check_X_y(X), dtype=float, reset=False, ensure_min_features=0)
+
+    def predict(self, X):
+        score = self.decision_function(X)  # checks fitted first
+        return self.classes_[(score > 0).astype(int)]
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = self.private
+        tags.classifier_tags.multi_class = False
         return tags
+
+
+class DPLinearClassifier(LinearFeatureMap, DPClassifier):
+    """Linear score s(x) = theta^T phi(x).  Subclasses implement `_fit_theta(Phi, y01, mu, rng, ledger)`.
+
+    coef_ has sklearn's binary shape (1, n_features), intercept_ shape (1,).
+    """
+
+    def _fit_model(self, X, y01, mu, rng, ledger):
+        self._set_theta(self._fit_theta(self._features(X), y01, mu, rng, ledger))
+        theta = self.theta_
+        coef, intercept = (theta[:-1], theta[-1]) if self.fit_intercept else (theta, 0.0)
+        self.coef_, self.intercept_ = coef[None, :], np.array([intercept])
+
+    def decision_function(self, X):
+        """The score theta^T phi(x); > 0 predicts classes_[1]."""
+        return self._features(self._validated_X(X)) @ self.theta_
+
+    def _scores_are_log_odds(self) -> bool:
+        return getattr(self, "loss", None) == "logistic"
+
+    @available_if(lambda self: self._scores_are_log_odds())
+    def predict_proba(self, X):
+        """sigmoid(score): only for the logistic loss, whose score is a log-odds."""
+        p = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])

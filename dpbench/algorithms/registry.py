@@ -1,8 +1,11 @@
-"""One place that knows every algorithm: its estimator, fixed ("paper") settings and tuning ranges.
+"""One place that knows every algorithm: its estimator, task, privacy, fixed settings and tuning ranges.
 
-Tuning ranges follow paper 000 Table I.  A range is a dict understood by
-`dpbench.tuning`: {'type': 'float', 'low', 'high', 'log'}, {'type': 'int',
-'low', 'high', 'log'} or {'type': 'categorical', 'choices'}.
+An algorithm is declared once, next to its class, with the `@algorithm(...)`
+decorator.  Its fixed ("paper") settings are the estimator's constructor
+defaults (their sources are in each class docstring); task and privacy
+come from the class.  Tuning ranges follow paper 000 Table I: a range is a
+dict understood by `dpbench.tuning`: {'type': 'float', 'low', 'high', 'log'},
+{'type': 'int', 'low', 'high', 'log'} or {'type': 'categorical', 'choices'}.
 """
 
 from __future__ import annotations
@@ -10,11 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sklearn.base import is_classifier
+
 # Table I ranges, named once.
 CLIP_BOUND = {"type": "float", "low": 1e-5, "high": 1e5, "log": True}
-ITERATIONS = {"type": "int", "low": 1, "high": 4000, "log": True}
-LEARNING_RATE = {"type": "categorical", "choices": ["constant", "1/t", "1/sqrt(t)"]}
+ROUNDS = {"type": "int", "low": 1, "high": 4000, "log": True}
+LR_SCHEDULE = {"type": "categorical", "choices": ["constant", "1/t", "1/sqrt(t)"]}
 LEAVES = {"type": "int", "low": 1, "high": 1000, "log": True}
+NOT_PRIVACY_PARAMS = ("epsilon", "delta", "random_state")
 
 
 @dataclass(frozen=True)
@@ -23,13 +29,17 @@ class AlgorithmSpec:
     estimator: type
     task: str  # 'regression' or 'classification'
     private: bool
-    fixed_params: dict[str, Any] = field(default_factory=dict)
     tuning_space: dict[str, dict] = field(default_factory=dict)
     description: str = ""
     # the empirical audit (dpbench.privacy.audit): hyperparameters that keep its thousands of fits cheap
     # (the privacy argument holds for every setting), and an n at which the algorithm once branched on n
     audit_params: dict[str, Any] = field(default_factory=dict)
     audit_branch_n: int | None = None
+
+    @property
+    def fixed_params(self) -> dict[str, Any]:
+        """The paper's fixed hyperparameters: the constructor defaults (privacy budget and seed excluded)."""
+        return {k: v for k, v in self.estimator().get_params().items() if k not in NOT_PRIVACY_PARAMS}
 
 
 _REGISTRY: dict[str, AlgorithmSpec] = {}
@@ -40,6 +50,17 @@ def register(spec: AlgorithmSpec) -> AlgorithmSpec:
         raise ValueError(f"algorithm {spec.name!r} is already registered")
     _REGISTRY[spec.name] = spec
     return spec
+
+
+def algorithm(name: str, **declaration):
+    """Class decorator: register the estimator under `name` (task and privacy read from the class)."""
+
+    def decorate(cls):
+        task = "classification" if is_classifier(cls()) else "regression"
+        register(AlgorithmSpec(name, cls, task, bool(cls.private), **declaration))
+        return cls
+
+    return decorate
 
 
 def available(task: str | None = None) -> list[str]:
@@ -55,10 +76,10 @@ def get_spec(name: str) -> AlgorithmSpec:
 
 
 def make(name: str, **params):
-    """Build the estimator `name` with its fixed defaults overridden by `params`."""
+    """Build the estimator `name` (its defaults are the paper's fixed settings) with `params` overriding them."""
     spec = get_spec(name)
     valid = set(spec.estimator().get_params())
     unknown = sorted(set(params) - valid)
     if unknown:
         raise ValueError(f"unknown parameter(s) {unknown} for algorithm {name!r}; valid: {sorted(valid)}")
-    return spec.estimator(**{**spec.fixed_params, **params})
+    return spec.estimator(**params)

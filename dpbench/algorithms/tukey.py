@@ -18,14 +18,13 @@ Alg. 3 fall out of the formulas without special cases.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 
 import numpy as np
 from scipy.special import logsumexp
 
-from dpbench.algorithms.base import DPLinearRegressor, check_positive_int, random_parts
-from dpbench.algorithms.registry import ITERATIONS, AlgorithmSpec, register
+from dpbench.algorithms.base import COUNT, FIT_INTERCEPT, NON_NEGATIVE, PRIVACY, DPLinearRegressor, random_parts
+from dpbench.algorithms.registry import ROUNDS, algorithm
 from dpbench.privacy import exponential_mechanism, laplace_mechanism
 
 _CHUNK_FLOATS = 1 << 22  # rows x features per batched least-squares call (32 MB), bounds memory on 10^6 rows
@@ -198,6 +197,10 @@ def sample_point_with_depth(S: np.ndarray, depth: int, rng: np.random.Generator)
     return y
 
 
+@algorithm("tukey", tuning_space={"n_models": ROUNDS}, audit_params={"n_models": 10},
+           audit_branch_n=20,  # n = m d with the audit's d = 2: the old code returned the zero model below it
+           description="TukeyEM (Amin et al. 2023): PTR + exponential mechanism over approximate Tukey depth of m "
+                       "OLS models")
 class TukeyEMRegressor(DPLinearRegressor):
     """TukeyEM (paper 003 Alg. 2): no clipping bounds, one hyperparameter m = `n_models`.
 
@@ -243,6 +246,8 @@ class TukeyEMRegressor(DPLinearRegressor):
     The paper adds an intercept feature to every dataset (`fit_intercept`).
     """
 
+    _parameter_constraints = {**PRIVACY, **FIT_INTERCEPT, "n_models": COUNT, "perturbation": NON_NEGATIVE}
+
     def __init__(self, epsilon=1.0, delta=1e-6, n_models=1000, perturbation=1e-10, fit_intercept=False,
                  random_state=None):
         self.epsilon = epsilon
@@ -252,14 +257,7 @@ class TukeyEMRegressor(DPLinearRegressor):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
-    def _validate_params(self):
-        super()._validate_params()
-        check_positive_int("n_models", self.n_models)
-        p = self.perturbation
-        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not np.isfinite(p) or p < 0:
-            raise ValueError(f"perturbation must be a finite number >= 0, got {p!r}")
-
-    def _fit_private(self, X, y, mu, rng, ledger):
+    def _fit_theta(self, X, y, mu, rng, ledger):
         del mu  # TukeyEM is analysed in (eps, delta), not GDP
         ledger.accountant, ledger.group_size = "basic", 2
         n, d = X.shape
@@ -293,13 +291,3 @@ class TukeyEMRegressor(DPLinearRegressor):
         self.depth_ = t + exponential_mechanism(log_w, eps_half, math.exp(log_delta_unit), rng, ledger,
                                                 "depth-restricted Tukey point (exponential mechanism)")
         return sample_point_with_depth(S, self.depth_, rng)
-
-
-register(AlgorithmSpec(
-    "tukey", TukeyEMRegressor, "regression", private=True,
-    fixed_params={"n_models": 1000},
-    audit_params={"n_models": 10},
-    audit_branch_n=20,  # n = m d with the audit's d = 2: the old code returned the zero model below it
-    tuning_space={"n_models": ITERATIONS},
-    description="TukeyEM (Amin et al. 2023): PTR + exponential mechanism over approximate Tukey depth of m OLS models",
-))

@@ -14,16 +14,15 @@ from sklearn.preprocessing import StandardScaler
 
 from dpbench import algorithms
 from dpbench.algorithms.base import clip_rows
-from dpbench.algorithms.boosted_adassp import BoostedAdaSSPRegressor
-from dpbench.algorithms.classification import (
+from dpbench.algorithms.boosting import (
     LOSSES,
     BoostedAdaSSPClassifier,
-    BoostedLinearClassifier,
-    LogisticRegressionClassifier,
+    BoostedAdaSSPRegressor,
     loss_targets,
     loss_value,
     negative_gradient,
 )
+from dpbench.algorithms.nonprivate import BoostedLinearClassifier, LogisticRegressionClassifier
 from dpbench.privacy import mu_from_epsilon_delta, split_mu
 
 ALL = [BoostedAdaSSPClassifier, BoostedLinearClassifier, LogisticRegressionClassifier]
@@ -49,8 +48,8 @@ def clf_data():
 def test_registry():
     est = algorithms.make("boosted_adassp_clf", epsilon=2.0)
     assert isinstance(est, BoostedAdaSSPClassifier) and est.epsilon == 2.0
-    assert (est.loss, est.x_bound, est.y_bound, est.n_rounds, est.learning_rate) == ("squared", 1.0, 1.0, 100,
-                                                                                      "constant")
+    assert (est.loss, est.x_bound, est.y_bound, est.n_rounds, est.learning_rate, est.lr_schedule) == (
+        "squared", 1.0, 1.0, 100, 1.0, "constant")
     for name, cls, private in [("boosted_adassp_clf", BoostedAdaSSPClassifier, True),
                                ("boosted_linear_clf", BoostedLinearClassifier, False),
                                ("logreg", LogisticRegressionClassifier, False)]:
@@ -106,7 +105,7 @@ def test_nonprivate_have_empty_ledgers(cls, clf_data):
 def test_squared_loss_is_the_regressor_on_pm1_labels(clf_data):
     """Squared loss on +-1 labels is paper 000's BoostedAdaSSP: same releases, same draws, same model."""
     X, y, Xt, _ = clf_data
-    kw = {"epsilon": 0.5, "x_bound": 0.7, "y_bound": 1.3, "n_rounds": 30, "learning_rate": "1/sqrt(t)",
+    kw = {"epsilon": 0.5, "x_bound": 0.7, "y_bound": 1.3, "n_rounds": 30, "lr_schedule": "1/sqrt(t)",
           "fit_intercept": True, "random_state": 11}
     clf = BoostedAdaSSPClassifier(loss="squared", **kw).fit(X, y)
     reg = BoostedAdaSSPRegressor(**kw).fit(X, 2.0 * y - 1)
@@ -240,7 +239,7 @@ def test_predict_proba_only_where_scores_are_log_odds(clf_data):
         ({"y_bound": 0.0}, "y_bound"),
         ({"loss": "cubic"}, "loss"),
         ({"n_rounds": 0}, "n_rounds"),
-        ({"learning_rate": "fast"}, "learning_rate"),
+        ({"lr_schedule": "fast"}, "lr_schedule"),
         ({"rho": 1.0}, "rho"),
     ],
 )
@@ -253,7 +252,7 @@ def test_bad_nonprivate_hyperparameters():
     X, y = np.ones((10, 2)), np.tile([0, 1], 5)
     with pytest.raises(ValueError, match="alpha"):
         BoostedLinearClassifier(alpha=-1.0).fit(X, y)
-    with pytest.raises(ValueError, match="C must"):
+    with pytest.raises(ValueError, match="'C' parameter"):
         LogisticRegressionClassifier(C=0.0).fit(X, y)
 
 

@@ -1,4 +1,12 @@
-"""AdaSSP (Wang 2018, Alg. 2; paper 000 Alg. 2) in mu-GDP, and plain SSP."""
+"""Sufficient-statistics perturbation: AdaSSP (Wang 2018, Alg. 2; paper 000 Alg. 2) in mu-GDP, and plain SSP.
+
+Privacy (add or remove one record; n is not public): rows are clipped to
+norm x_bound and labels to [-y_bound, y_bound], so one record moves X^T X
+by x x^T (Frobenius norm <= x_bound^2), lambda_min(X^T X) by <= x_bound^2
+(Weyl) and X^T y by <= x_bound y_bound; each is released once with
+Gaussian noise of std sensitivity / mu_i, and the mu_i (the split
+`budget_ratio`) compose to mu.  Nothing divides by n.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +14,12 @@ import math
 
 import numpy as np
 
-from dpbench.algorithms.base import DPLinearRegressor, check_positive, clip_values
+from dpbench.algorithms.base import FIT_INTERCEPT, FRACTION, POSITIVE, PRIVACY, DPLinearRegressor, clip_values
 from dpbench.algorithms.linear_algebra import min_eigenvalue, solve_psd
-from dpbench.algorithms.registry import CLIP_BOUND, AlgorithmSpec, register
+from dpbench.algorithms.registry import CLIP_BOUND, algorithm
 from dpbench.privacy import PrivacyLedger, gaussian_mechanism, split_mu, symmetric_gaussian_mechanism
+
+SSP_CONSTRAINTS = {**PRIVACY, **FIT_INTERCEPT, "x_bound": POSITIVE, "y_bound": POSITIVE, "budget_ratio": ["array-like"]}
 
 
 def private_gram_and_ridge(
@@ -28,9 +38,7 @@ def private_gram_and_ridge(
     with probability >= 1 - rho/2); the second is the spectral-norm bound of
     the symmetric noise matrix (Wang's Lemma, failure probability rho), so that
     X^T X + noise + lambda I is positive definite with probability >= 1 - rho.
-    rho (default 0.05) is the confidence constant; lambda_min of X^T X has L2
-    sensitivity x_bound^2 (Weyl's inequality), X^T X has x_bound^2 (Frobenius
-    norm of x x^T).
+    rho (default 0.05) is the confidence constant.
     """
     d = X.shape[1]
     sens = x_bound**2
@@ -44,27 +52,22 @@ def private_gram_and_ridge(
     return noisy_gram, lam
 
 
+@algorithm("adassp", tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND},
+           description="AdaSSP (Wang 2018): one-shot private ridge regression")
 class AdaSSPRegressor(DPLinearRegressor):
     """Adaptive sufficient-statistics perturbation (one-shot private ridge regression).
 
     Rows of X are clipped to norm `x_bound`, labels to [-y_bound, y_bound];
     X^T X, X^T y and lambda_min(X^T X) are released with Gaussian noise, the
     GDP budget split `budget_ratio` = a:b:c among them (paper 000 Alg. 2).
+    Fixed settings x_bound = y_bound = 1 as BoostedAdaSSP's (paper 000 Table I).
     """
 
     clips_features = True
+    _parameter_constraints = {**SSP_CONSTRAINTS, "rho": FRACTION}
 
-    def __init__(
-        self,
-        epsilon=1.0,
-        delta=1e-6,
-        x_bound=1.0,
-        y_bound=1.0,
-        budget_ratio=(1.0, 1.0, 1.0),
-        rho=0.05,
-        fit_intercept=False,
-        random_state=None,
-    ):
+    def __init__(self, epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, budget_ratio=(1.0, 1.0, 1.0), rho=0.05,
+                 fit_intercept=False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.x_bound = x_bound
@@ -74,14 +77,7 @@ class AdaSSPRegressor(DPLinearRegressor):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
-    def _validate_params(self):
-        super()._validate_params()
-        check_positive("x_bound", self.x_bound)
-        check_positive("y_bound", self.y_bound)
-        if not 0 < self.rho < 1:
-            raise ValueError(f"rho must lie strictly between 0 and 1, got {self.rho!r}")
-
-    def _fit_private(self, X, y, mu, rng, ledger):
+    def _fit_theta(self, X, y, mu, rng, ledger):
         mu_gram, mu_xty, mu_lambda = split_mu(mu, self.budget_ratio)
         y = clip_values(y, self.y_bound)
         gram, lam = private_gram_and_ridge(X, self.x_bound, mu_gram, mu_lambda, self.rho, rng, ledger)
@@ -90,6 +86,8 @@ class AdaSSPRegressor(DPLinearRegressor):
         return solve_psd(gram + lam * np.eye(X.shape[1]), xty)
 
 
+@algorithm("ssp", tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND},
+           description="sufficient-statistics perturbation without the adaptive ridge")
 class SSPRegressor(DPLinearRegressor):
     """Plain sufficient-statistics perturbation: noisy X^T X and X^T y, no ridge.
 
@@ -99,6 +97,7 @@ class SSPRegressor(DPLinearRegressor):
     """
 
     clips_features = True
+    _parameter_constraints = SSP_CONSTRAINTS
 
     def __init__(self, epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, budget_ratio=(1.0, 1.0),
                  fit_intercept=False, random_state=None):
@@ -110,28 +109,9 @@ class SSPRegressor(DPLinearRegressor):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
-    def _validate_params(self):
-        super()._validate_params()
-        check_positive("x_bound", self.x_bound)
-        check_positive("y_bound", self.y_bound)
-
-    def _fit_private(self, X, y, mu, rng, ledger):
+    def _fit_theta(self, X, y, mu, rng, ledger):
         mu_gram, mu_xty = split_mu(mu, self.budget_ratio)
         y = clip_values(y, self.y_bound)
         gram = symmetric_gaussian_mechanism(X.T @ X, self.x_bound**2, mu_gram, rng, ledger, "X^T X")
         xty = gaussian_mechanism(X.T @ y, self.x_bound * self.y_bound, mu_xty, rng, ledger, "X^T y")
         return solve_psd(gram, xty)
-
-
-register(AlgorithmSpec(
-    "adassp", AdaSSPRegressor, "regression", private=True,
-    fixed_params={"x_bound": 1.0, "y_bound": 1.0},
-    tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND},
-    description="AdaSSP (Wang 2018): one-shot private ridge regression",
-))
-register(AlgorithmSpec(
-    "ssp", SSPRegressor, "regression", private=True,
-    fixed_params={"x_bound": 1.0, "y_bound": 1.0},
-    tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND},
-    description="sufficient-statistics perturbation without the adaptive ridge",
-))

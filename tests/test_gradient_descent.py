@@ -11,7 +11,7 @@ from sklearn.preprocessing import StandardScaler
 
 from dpbench import algorithms
 from dpbench.algorithms.base import clip_rows
-from dpbench.algorithms.dpgd import DPGDRegressor, clipped_gradient_sum
+from dpbench.algorithms.gradient_descent import DPGDRegressor, clipped_gradient_sum
 from dpbench.algorithms.nonprivate import OLSRegressor
 from dpbench.privacy import mu_from_epsilon_delta
 
@@ -24,17 +24,17 @@ def chi2_ok(stat: float, dof: int, z: float = 5.0) -> bool:
 def test_registry():
     est = algorithms.make("dpgd", epsilon=2.0)
     assert isinstance(est, DPGDRegressor) and est.epsilon == 2.0
-    assert (est.grad_bound, est.n_iters, est.learning_rate, est.step_size) == (1.0, 100, "constant", 1.0)
+    assert (est.grad_bound, est.n_rounds, est.lr_schedule, est.learning_rate) == (1.0, 100, "constant", 1.0)
     spec = algorithms.get_spec("dpgd")
     assert spec.private and spec.task == "regression"
-    assert set(spec.tuning_space) == {"grad_bound", "n_iters", "learning_rate"}  # paper 000 Table I
+    assert set(spec.tuning_space) == {"grad_bound", "n_rounds", "lr_schedule"}  # paper 000 Table I
 
 
 def test_ledger_matches_budget():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(300, 4)), rng.normal(size=300)
     eps, delta, C, T = 0.7, 1e-5, 2.5, 37
-    led = DPGDRegressor(epsilon=eps, delta=delta, grad_bound=C, n_iters=T, random_state=0).fit(X, y).privacy_ledger_
+    led = DPGDRegressor(epsilon=eps, delta=delta, grad_bound=C, n_rounds=T, random_state=0).fit(X, y).privacy_ledger_
     mu = mu_from_epsilon_delta(eps, delta)
     assert len(led) == 2
     count, e = led.entries
@@ -68,7 +68,7 @@ def test_first_step_noise_matches_ledger():
     X, y = rng.normal(size=(n, d)), 2 * rng.normal(size=n)
     S = clip_rows(-X * y[:, None], C).sum(axis=0)
     assert np.mean(np.linalg.norm(X * y[:, None], axis=1) > C) > 0.5  # the clip matters
-    fits = [DPGDRegressor(epsilon=1.0, grad_bound=C, n_iters=1, step_size=step, random_state=s).fit(X, y)
+    fits = [DPGDRegressor(epsilon=1.0, grad_bound=C, n_rounds=1, learning_rate=step, random_state=s).fit(X, y)
             for s in range(m)]
     std = fits[0].privacy_ledger_.entries[1].noise_scale
     assert std == pytest.approx(C / (math.sqrt(0.95) * mu_from_epsilon_delta(1.0, 1e-6)), rel=1e-12)
@@ -90,7 +90,7 @@ def test_multi_step_spread_matches_linear_dynamics():
     std = C * math.sqrt(T) / (math.sqrt(0.95) * mu_from_epsilon_delta(1.0, 1e-6))
     stat = 0.0
     for s in range(m):
-        est = DPGDRegressor(epsilon=1.0, grad_bound=C, n_iters=T, learning_rate="1/sqrt(t)", step_size=step,
+        est = DPGDRegressor(epsilon=1.0, grad_bound=C, n_rounds=T, lr_schedule="1/sqrt(t)", learning_rate=step,
                             random_state=s).fit(X, y)
         nn = est.record_count_
         mean, cov = np.zeros(d), np.zeros((d, d))
@@ -113,7 +113,7 @@ def test_converges_to_ols_at_large_epsilon(fit_intercept, linear_data):
     X, y, _ = linear_data
     y = y + (0.3 if fit_intercept else 0.0)
     T = 400
-    est = DPGDRegressor(epsilon=50.0, grad_bound=1.0, n_iters=T, fit_intercept=fit_intercept, random_state=0)
+    est = DPGDRegressor(epsilon=50.0, grad_bound=1.0, n_rounds=T, fit_intercept=fit_intercept, random_state=0)
     est.fit(X, y)
     ols = OLSRegressor(fit_intercept=fit_intercept).fit(X, y)
     Phi = np.hstack([X, np.ones((len(X), 1))]) if fit_intercept else X
@@ -131,10 +131,10 @@ def test_converges_to_ols_at_large_epsilon(fit_intercept, linear_data):
         ({"delta": 1.5}, "delta"),
         ({"grad_bound": 0.0}, "grad_bound"),
         ({"grad_bound": np.inf}, "grad_bound"),
-        ({"n_iters": 0}, "n_iters"),
-        ({"n_iters": 2.5}, "n_iters"),
-        ({"learning_rate": "fast"}, "learning_rate"),
-        ({"step_size": -1.0}, "step_size"),
+        ({"n_rounds": 0}, "n_rounds"),
+        ({"n_rounds": 2.5}, "n_rounds"),
+        ({"lr_schedule": "fast"}, "lr_schedule"),
+        ({"learning_rate": -1.0}, "learning_rate"),
         ({"count_share": 1.0}, "count_share"),
     ],
 )
@@ -169,7 +169,7 @@ def test_sklearn_api(linear_data):
     from sklearn.utils.estimator_checks import check_estimator
 
     X, y, _ = linear_data
-    est = DPGDRegressor(epsilon=5.0, n_iters=50, random_state=0)
+    est = DPGDRegressor(epsilon=5.0, n_rounds=50, random_state=0)
     assert clone(est).get_params() == est.get_params()
     scores = cross_val_score(make_pipeline(StandardScaler(), est), X[:3000], y[:3000], cv=3)
     assert scores.shape == (3,) and np.all(np.isfinite(scores))

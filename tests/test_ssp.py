@@ -9,8 +9,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from dpbench import algorithms
-from dpbench.algorithms.adassp import AdaSSPRegressor, SSPRegressor
-from dpbench.algorithms.boosted_adassp import BoostedAdaSSPRegressor
+from dpbench.algorithms.boosting import BoostedAdaSSPRegressor
+from dpbench.algorithms.ssp import AdaSSPRegressor, SSPRegressor
 from dpbench.algorithms.nonprivate import OLSRegressor, RidgeRegressor
 from dpbench.privacy import mu_from_epsilon_delta, split_mu
 
@@ -22,7 +22,7 @@ def test_registry_lists_and_builds():
     for n in ["adassp", "boosted_adassp", "ssp", "ols", "ridge"]:
         assert n in names
     est = algorithms.make("boosted_adassp", epsilon=2.0)
-    assert est.n_rounds == 100 and est.x_bound == 1.0 and est.y_bound == 1.0 and est.learning_rate == "constant"
+    assert est.n_rounds == 100 and est.x_bound == 1.0 and est.y_bound == 1.0 and est.lr_schedule == "constant" and est.learning_rate == 1.0
     assert est.epsilon == 2.0
     with pytest.raises(ValueError, match="unknown algorithm 'nope'.*adassp"):
         algorithms.make("nope")
@@ -88,7 +88,7 @@ def test_recovers_coefficients_at_large_epsilon(cls, linear_data):
 def test_boosted_learning_rate_schedules(linear_data):
     X, y, w = linear_data
     for lr in ["constant", "1/t", "1/sqrt(t)"]:
-        est = BoostedAdaSSPRegressor(epsilon=50.0, learning_rate=lr, n_rounds=200, random_state=0).fit(X, y)
+        est = BoostedAdaSSPRegressor(epsilon=50.0, lr_schedule=lr, n_rounds=200, random_state=0).fit(X, y)
         assert np.max(np.abs(est.coef_ - w)) < 2e-2, lr
 
 
@@ -178,8 +178,8 @@ def test_boosted_bad_rounds_and_schedule(linear_data):
     X, y, _ = linear_data
     with pytest.raises(ValueError, match="n_rounds"):
         BoostedAdaSSPRegressor(n_rounds=0).fit(X, y)
-    with pytest.raises(ValueError, match="learning_rate"):
-        BoostedAdaSSPRegressor(learning_rate="fast").fit(X, y)
+    with pytest.raises(ValueError, match="lr_schedule"):
+        BoostedAdaSSPRegressor(lr_schedule="fast").fit(X, y)
 
 
 def test_nonprivate_baselines_have_empty_ledgers(linear_data):
