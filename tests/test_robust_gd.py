@@ -1,4 +1,4 @@
-"""DP-ROBGD (paper 004 Alg. 1-3): ledger, utility, robustness, noise, fallbacks, inputs."""
+"""Paper 004's robust private GD: DP-ROBGD (Alg. 1-3) and DP-AMBSSGD (eq. 1): ledger, utility, noise, fallbacks."""
 
 import math
 
@@ -7,9 +7,9 @@ import pytest
 from sklearn.base import clone
 
 from dpbench import algorithms
-from dpbench.algorithms.robust_gd import DPRobGDRegressor
+from dpbench.algorithms.robust_gd import DPAMBSSGDRegressor, DPRobGDRegressor, clip_gradients
 from dpbench.privacy import mu_from_epsilon_delta
-from dpbench.privacy.composition import ADVANCED_PARALLEL, part_of, per_step_budget, spent_by
+from dpbench.privacy.composition import ADVANCED_PARALLEL, PARALLEL, part_of, per_step_budget, spent_by
 
 D = 5
 
@@ -28,7 +28,7 @@ def data_30k():
     return paper_data(30_000)
 
 
-def test_registry():
+def test_robgd_registry():
     spec = algorithms.get_spec("robgd")
     assert spec.private and spec.task == "regression"
     est = algorithms.make("robgd", epsilon=0.5)
@@ -37,7 +37,7 @@ def test_registry():
 
 
 @pytest.mark.parametrize("best_iterate, trace", [(False, None), (True, None), (True, 5.0)])
-def test_ledger_spends_exactly_the_budget(data_30k, best_iterate, trace):
+def test_robgd_ledger_spends_exactly_the_budget(data_30k, best_iterate, trace):
     X, y, _ = data_30k
     eps, delta, T = 4.0, 1e-6, 5
     est = DPRobGDRegressor(epsilon=eps, delta=delta, n_rounds=T, best_iterate=best_iterate, trace=trace,
@@ -64,7 +64,7 @@ def test_ledger_spends_exactly_the_budget(data_30k, best_iterate, trace):
         assert e.noise_scale == pytest.approx(e.sensitivity * math.sqrt(2 * math.log(1.25 / delta0)) / eps0, rel=1e-14)
 
 
-def test_analytic_calibration_above_eps0_one(data_30k):
+def test_robgd_analytic_calibration_above_eps0_one(data_30k):
     X, y, _ = data_30k
     est = DPRobGDRegressor(epsilon=20.0, n_rounds=3, random_state=0).fit(X, y)
     mu0 = mu_from_epsilon_delta(est.step_epsilon_, est.step_delta_)
@@ -75,7 +75,7 @@ def test_analytic_calibration_above_eps0_one(data_30k):
     assert spent_by(est.privacy_ledger_, 1e-6) == pytest.approx((20.0, 1e-6), rel=1e-9)
 
 
-def test_large_epsilon_approaches_least_squares():
+def test_robgd_large_epsilon_approaches_least_squares():
     # At large eps the iterates are GD on S3's least squares plus the ledger's Gaussian noise (no clipping is active:
     # theta_t >> |residual|, Theta >> ||x||).  With rho = 1 - eta lambda_min (lambda_min of the data's X^T X/n,
     # 5% margin for S3), E||w_T - w*||^2 <= rho^(2T)||w*||^2 + eta^2 d sum_t rho^(2(T-1-t)) std_t^2 + s^2 d/n3
@@ -92,7 +92,7 @@ def test_large_epsilon_approaches_least_squares():
     assert bound <= 5 * D / (3 * n)  # ... which is within a small factor of OLS's s^2 d / n
 
 
-def test_robust_to_label_corruption():
+def test_robgd_robust_to_label_corruption():
     # Paper 004 Sec. 5.2: a fraction of labels set to 1000.  OLS's error is ~ 1000 sqrt(0.1 d / n) ~ 1;
     # DP-ROBGD clips those residuals at theta_t (a few noise sd) and their x's average out.
     n = 300_000
@@ -107,7 +107,7 @@ def test_robust_to_label_corruption():
     assert max(est.clip_thresholds_) < 50  # the corrupted residuals (~1000) are clipped
 
 
-def test_gradient_noise_spread_matches_ledger():
+def test_robgd_gradient_noise_spread_matches_ledger():
     # Identical rows make Gamma, gamma_0 and theta_0 the same for every seed (they are left ends of histogram
     # bins), and the gradient sum is -3 x |S3| (the clip Theta depends on the noisy count only through a log;
     # the residual clip is inactive), so w_1 = eta (3 |S3| x - std nu) / n3~.  On the plane orthogonal to x the
@@ -128,7 +128,7 @@ def test_gradient_noise_spread_matches_ledger():
     np.testing.assert_allclose(np.mean([f.coef_ @ x / (x @ x) for f in fits]), 3 * eta, rtol=0.03)
 
 
-def test_same_seed_same_fit(data_30k):
+def test_robgd_same_seed_same_fit(data_30k):
     X, y, _ = data_30k
     a = DPRobGDRegressor(epsilon=4.0, n_rounds=3, random_state=7).fit(X, y)
     b = DPRobGDRegressor(epsilon=4.0, n_rounds=3, random_state=7).fit(X, y)
@@ -137,7 +137,7 @@ def test_same_seed_same_fit(data_30k):
     assert not np.array_equal(a.coef_, c.coef_)
 
 
-def test_best_iterate_is_the_smallest_released_gamma(data_30k):
+def test_robgd_best_iterate_is_the_smallest_released_gamma(data_30k):
     X, y, _ = data_30k
     est = DPRobGDRegressor(epsilon=4.0, n_rounds=6, best_iterate=True, random_state=2).fit(X, y)
     g = np.array(est.distance_estimates_)
@@ -145,14 +145,14 @@ def test_best_iterate_is_the_smallest_released_gamma(data_30k):
     assert g[est.best_iteration_] < g[0]  # w_0 = 0 has the largest residuals
 
 
-def test_intercept(data_30k):
+def test_robgd_intercept(data_30k):
     X, y, w = data_30k
     est = DPRobGDRegressor(epsilon=20.0, n_rounds=40, fit_intercept=True, random_state=0).fit(X, y + 2.0)
     assert est.intercept_ == pytest.approx(2.0, abs=0.1) and np.linalg.norm(est.coef_ - w) < 0.1
     assert est.predict(X[:3]).shape == (3,)
 
 
-def test_fallbacks_keep_fit_alive():
+def test_robgd_fallbacks_keep_fit_alive():
     X, y, _ = paper_data(3000)
     # eps0 = 1/30-ish needs thousands of groups per histogram: S1's norm histogram comes back empty.
     est = DPRobGDRegressor(epsilon=1.0, random_state=0).fit(X, y)
@@ -166,7 +166,7 @@ def test_fallbacks_keep_fit_alive():
     assert np.all(est.predict(X[:2]) == 0)
 
 
-def test_tiny_n_is_a_fit_not_an_error():
+def test_robgd_tiny_n_is_a_fit_not_an_error():
     # n is not public: two rows must not raise (that would tell n apart); the private estimates fail instead
     est = DPRobGDRegressor(random_state=0).fit(np.ones((2, 2)), np.ones(2))
     assert est.fit_status_ != "ok" and np.all(np.isfinite(est.coef_))
@@ -185,15 +185,136 @@ def test_tiny_n_is_a_fit_not_an_error():
     ({"noise_calibration": "rdp"}, "noise_calibration"),
     ({"best_iterate": "yes"}, "best_iterate"),
 ])
-def test_bad_parameters(params, match):
+def test_robgd_bad_parameters(params, match):
     X, y, _ = paper_data(100)
     with pytest.raises(ValueError, match=match):
         DPRobGDRegressor(**params).fit(X, y)
 
 
-def test_bad_data():
+def test_robgd_bad_data():
     X, y, _ = paper_data(100)
     X[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         DPRobGDRegressor().fit(X, y)
 
+
+# --- DP-AMBSSGD ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def data_100k():
+    return paper_data(100_000)
+
+
+def test_ambssgd_registry():
+    spec = algorithms.get_spec("ambssgd")
+    assert spec.private and spec.task == "regression"
+    assert spec.tuning_space["n_rounds"]["high"] == 4000  # paper 000 Table I iterations range
+    assert spec.tuning_space["lr_schedule"]["choices"] == ["constant", "1/t", "1/sqrt(t)"]
+    est = algorithms.make("ambssgd", epsilon=0.5)
+    assert clone(est).get_params() == est.get_params()
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 3.0])
+def test_ambssgd_ledger_parallel_rounds_spend_exactly_the_budget(data_100k, eps):
+    X, y, _ = data_100k
+    delta, T = 1e-6, 4
+    est = DPAMBSSGDRegressor(epsilon=eps, delta=delta, n_rounds=T, random_state=0).fit(X, y)
+    assert est.fit_status_ == "ok"
+    led = est.privacy_ledger_
+    assert led.accountant == PARALLEL
+    count, *releases = led.entries
+    assert part_of(count.name) == "" and count.mechanism == "laplace" and count.sensitivity == 1.0
+    assert (count.epsilon, count.delta) == (pytest.approx(0.05 * eps), 0.0)  # the record count reads all data
+    parts = [part_of(e.name) for e in releases]
+    assert len(set(parts)) == len(parts) == 2 * T and "" not in parts  # each release on its own disjoint subset
+    assert spent_by(led, delta) == pytest.approx((eps, delta), rel=1e-9)
+    eps_r = 0.95 * eps
+    mu = mu_from_epsilon_delta(eps_r, delta)
+    grads = [e for e in releases if ".grad" in e.name]
+    for e, theta in zip(grads, est.clip_thresholds_, strict=True):
+        assert e.sensitivity == pytest.approx(theta, rel=1e-14)  # a clipped sum: one record moves it by theta
+        if eps_r <= 1:
+            assert e.mechanism == "gaussian_classical"
+            classical = e.sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / eps_r
+            assert e.noise_scale == pytest.approx(classical, rel=1e-14)
+        else:
+            assert e.mechanism == "gaussian_analytic" and e.noise_scale == pytest.approx(e.sensitivity / mu, rel=1e-14)
+    for e in releases:
+        assert (e.epsilon, e.delta) == (pytest.approx(eps_r, rel=1e-15), delta)
+        if e.mechanism == "stability_histogram":
+            assert e.noise_scale == pytest.approx(2 / eps_r, rel=1e-15)
+
+
+def test_ambssgd_large_epsilon_approaches_least_squares(data_100k):
+    # lr 1 with the 1/t schedule makes w_T (nearly) the average of the T batch solutions, i.e. least squares on
+    # the gradient subsets (half of n); E||w - w*||^2 ~ s^2 d / (n/2) (s^2 = 1/3) plus the ledger's privacy noise
+    # (steps eta/t: sum_t (std_t/t)^2 d / T^2 scale).  A scaled chi^2_5 exceeds 10x its mean w.p. < 1e-8.
+    X, y, w = data_100k
+    n, T = len(y), 20
+    est = DPAMBSSGDRegressor(epsilon=50.0, n_rounds=T, learning_rate=1.0, lr_schedule="1/t", random_state=1).fit(X, y)
+    assert est.fit_status_ == "ok"
+    m = 0.5 * est.record_count_ / T  # the step divides each batch's noisy gradient sum by m~
+    stds = np.array([e.noise_scale for e in est.privacy_ledger_.entries if ".grad" in e.name]) / m
+    bound = D / (3 * 0.5 * n) + D * np.sum(stds**2) / T**2
+    ols = np.linalg.lstsq(X, y, rcond=None)[0]
+    assert np.sum((est.coef_ - w) ** 2) <= 10 * bound
+    assert bound <= 3 * D / (3 * n) and np.sum((ols - w) ** 2) <= 10 * D / (3 * n)
+
+
+def test_ambssgd_gradient_noise_spread_matches_ledger():
+    # Identical rows: gamma, theta and the (unclipped) gradient -3 x are the same for every seed, so
+    # w_1 = eta (3 |V| x - std nu) / m~ with m~ = n~ / 2 from the released count.  Projected on the plane
+    # orthogonal to x the signal vanishes: (m~ / eta) P w_1 = -std P nu, chi-square with 2 dof per fit.
+    x, n, R = np.array([1.0, -2.0, 0.5]), 2000, 400
+    X, y = np.tile(x, (n, 1)), np.full(n, 3.0)
+    fits = [DPAMBSSGDRegressor(epsilon=1.0, n_rounds=1, random_state=s).fit(X, y) for s in range(R)]
+    stds = {f.privacy_ledger_.entries[-1].noise_scale for f in fits}
+    assert len(stds) == 1 and all(f.fit_status_ == "ok" for f in fits)
+    std = stds.pop()
+    basis = np.linalg.svd(x[None, :])[2][1:]  # orthonormal basis of x's orthogonal complement
+    Z = np.array([basis @ f.coef_ * (f.record_count_ / 2) / 0.5 for f in fits]) / std
+    assert abs(np.sum(Z**2) - 2 * R) < 5 * math.sqrt(4 * R)
+    # along x: the mean step is eta * 3 |V| / m~ ~ 1.5 (|V| ~ n/2, m~ ~ n/2)
+    np.testing.assert_allclose(np.mean([f.coef_ @ x / (x @ x) for f in fits]), 1.5, rtol=0.02)
+
+
+def test_ambssgd_fallback_when_batches_are_too_small():
+    X, y, _ = paper_data(5000)
+    est = DPAMBSSGDRegressor(epsilon=1.0, n_rounds=50, random_state=0).fit(X, y)
+    assert est.fit_status_ == "threshold_histogram_empty" and 0 < est.failed_rounds_ <= 50
+    assert np.isfinite(est.coef_).all()
+    assert spent_by(est.privacy_ledger_, 1e-6)[0] == pytest.approx(1.0)
+
+
+def test_ambssgd_clip_gradients():
+    G = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
+    np.testing.assert_allclose(clip_gradients(G, 1.0), [[0.6, 0.8], [0.3, 0.4], [0.0, 0.0]])
+    np.testing.assert_array_equal(clip_gradients(G, 0.0), np.zeros_like(G))
+
+
+def test_ambssgd_same_seed_same_fit(data_100k):
+    X, y, _ = data_100k
+    a = DPAMBSSGDRegressor(n_rounds=4, random_state=3).fit(X, y)
+    b = DPAMBSSGDRegressor(n_rounds=4, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"epsilon": -1.0}, "epsilon"),
+    ({"delta": 0.0}, "delta"),
+    ({"n_rounds": 0}, "n_rounds"),
+    ({"learning_rate": 0.0}, "learning_rate"),
+    ({"lr_schedule": "1/t^2"}, "lr_schedule"),
+    ({"clip_scale": np.inf}, "clip_scale"),
+    ({"alpha": 1 / 3}, "alpha"),
+    ({"stat_fraction": 1.0}, "stat_fraction"),
+    ({"noise_calibration": "x"}, "noise_calibration"),
+    ({"count_share": 0.0}, "count_share"),
+])
+def test_ambssgd_bad_inputs(params, match):
+    X, y, _ = paper_data(100)
+    with pytest.raises(ValueError, match=match):
+        DPAMBSSGDRegressor(**params).fit(X, y)
+    with pytest.raises(ValueError, match="different numbers"):
+        DPAMBSSGDRegressor().fit(X, y[:-1])
