@@ -120,6 +120,21 @@ class DPEstimator(BaseEstimator):
         mu = mu_from_epsilon_delta(self.epsilon, self.delta) if self.private else None
         return np.random.default_rng(self.random_state), mu
 
+    def batch_key(self):
+        """Runs whose estimators have equal keys can be fitted together by `fit_batch`; None: fit alone."""
+        return None
+
+    @classmethod
+    def fit_batch(cls, estimators: list, X, y, shared=None) -> list:
+        """Fit every estimator (of this class, equal `batch_key`s) on the same (X, y); returns them.
+
+        The default fits them one by one; an algorithm with a batched path
+        (several runs' products as one matrix-matrix product, `shared` work
+        computed once) overrides it and gives, run for run, the same result
+        as `fit` with the same seed.
+        """
+        return [est.fit(X, y) for est in estimators]
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.private
@@ -139,8 +154,23 @@ class LinearFeatureMap:
             X = add_intercept_column(X)
         return clip_rows(X, self.x_bound) if self.clips_features else X
 
-    def _set_theta(self, theta) -> None:
-        self.theta_ = np.asarray(theta, dtype=float)
+    def feature_key(self) -> tuple:
+        """(fit_intercept, clip bound or None): what `SharedData.features` needs to build phi(X)."""
+        return bool(getattr(self, "fit_intercept", False)), (self.x_bound if self.clips_features else None)
+
+    @classmethod
+    def _begin_batch(cls, estimators: list, X, y, y_numeric: bool = True):
+        """fit's preamble for a batch: each run's checks, Generator, ledger and mu; the data validated once."""
+        starts = [est._start_fit() for est in estimators]
+        first = estimators[0]
+        check_X_y(X, y)
+        min_features = 0 if getattr(first, "fit_intercept", False) else 1
+        X, y = validate_data(first, X, y, dtype=float, y_numeric=y_numeric, ensure_min_features=min_features)
+        for est in estimators[1:]:
+            est.n_features_in_ = first.n_features_in_
+            if hasattr(first, "feature_names_in_"):
+                est.feature_names_in_ = first.feature_names_in_
+        return starts, X, y
 
 
 class DPLinearRegressor(LinearFeatureMap, RegressorMixin, DPEstimator):
@@ -157,12 +187,14 @@ class DPLinearRegressor(LinearFeatureMap, RegressorMixin, DPEstimator):
         min_features = 0 if getattr(self, "fit_intercept", False) else 1  # zero-dimensional case: intercept only
         X, y = validate_data(self, X, y, dtype=float, y_numeric=True, ensure_min_features=min_features)
         self._set_theta(self._fit_theta(self._features(X), y, mu, rng, self.privacy_ledger_))
-        theta = self.theta_
+        return self
+
+    def _set_theta(self, theta) -> None:
+        theta = self.theta_ = np.asarray(theta, dtype=float)
         if getattr(self, "fit_intercept", False):
             self.coef_, self.intercept_ = theta[:-1], float(theta[-1])
         else:
             self.coef_, self.intercept_ = theta, 0.0
-        return self
 
     def predict(self, X):
         check_is_fitted(self, "theta_")
@@ -220,7 +252,9 @@ class DPLinearClassifier(LinearFeatureMap, DPClassifier):
 
     def _fit_model(self, X, y01, mu, rng, ledger):
         self._set_theta(self._fit_theta(self._features(X), y01, mu, rng, ledger))
-        theta = self.theta_
+
+    def _set_theta(self, theta) -> None:
+        theta = self.theta_ = np.asarray(theta, dtype=float)
         coef, intercept = (theta[:-1], theta[-1]) if self.fit_intercept else (theta, 0.0)
         self.coef_, self.intercept_ = coef[None, :], np.array([intercept])
 

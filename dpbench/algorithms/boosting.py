@@ -17,6 +17,7 @@ from collections import deque
 
 import numpy as np
 from scipy.special import expit
+from sklearn.base import is_classifier
 from sklearn.utils._param_validation import StrOptions
 
 from dpbench.algorithms.base import (
@@ -26,11 +27,13 @@ from dpbench.algorithms.base import (
     SCHEDULE,
     DPLinearClassifier,
     DPLinearRegressor,
+    binary_labels,
     clip_values,
     step_size,
 )
 from dpbench.algorithms.linear_algebra import inverse_psd
 from dpbench.algorithms.registry import CLIP_BOUND, LR_SCHEDULE, ROUNDS, algorithm
+from dpbench.algorithms.shared import SharedData, row_blocks
 from dpbench.algorithms.ssp import SSP_CONSTRAINTS, private_gram_and_ridge
 from dpbench.privacy import gaussian_mechanism, split_mu
 
@@ -92,24 +95,76 @@ def last(iterable):
     return deque(iterable, maxlen=1)[0]
 
 
-def private_boosting(est, X, y, loss, mu, rng, ledger) -> np.ndarray:
-    """BoostedAdaSSP's fit on the clipped features X and the loss-coded labels y (regressor and classifier)."""
+def private_start(est, shared: SharedData, key: tuple, mu: float, rng, ledger):
+    """The one-off releases of BoostedAdaSSP: (Gamma = (X^T X~ + lambda I)^{-1}, the per-round release)."""
     mu_gram, mu_grad, mu_lambda = split_mu(mu, est.budget_ratio)
-    gram, lam = private_gram_and_ridge(X, est.x_bound, mu_gram, mu_lambda, est.rho, rng, ledger)
-    gamma = inverse_psd(gram + lam * np.eye(X.shape[1]))
+    gram, lam = private_gram_and_ridge(shared, key, est.x_bound, mu_gram, mu_lambda, est.rho, rng, ledger)
     est.ridge_lambda_ = lam
     sens, mu_round = est.x_bound * est.y_bound, mu_grad / math.sqrt(est.n_rounds)
 
     def release(xtg):
         return gaussian_mechanism(xtg, sens, mu_round, rng, ledger, "X^T clip(g_t)")
 
+    return inverse_psd(gram + lam * np.eye(gram.shape[0])), release
+
+
+def private_boosting(est, X, y, loss, mu, rng, ledger) -> np.ndarray:
+    """BoostedAdaSSP's fit on the clipped features X and the loss-coded labels y (regressor and classifier)."""
+    gamma, release = private_start(est, SharedData(X), (False, None), mu, rng, ledger)
     return last(boosting_path(X, y, loss, gamma, est.n_rounds, est.learning_rate, est.lr_schedule, est.y_bound,
                               release))
 
 
+def boosting_batch(estimators: list, starts: list, shared: SharedData, y: np.ndarray, loss: str) -> np.ndarray:
+    """(d, R) thetas of R BoostedAdaSSP runs on one unit: boosting_path's loop with X theta and X^T G as
+    matrix-matrix products over the runs, in row blocks (each block of X read once per round for both).
+
+    The runs share x_bound, fit_intercept, n_rounds and the loss (`batch_key`); budgets, y_bound, step sizes
+    and seeds may differ.  Each run draws its noise from its own Generator in the order fit would, so each
+    column equals the run fitted alone up to rounding (the sums are taken in a different order).
+    """
+    key = estimators[0].feature_key()
+    X = shared.features(*key)
+    starts = [private_start(e, shared, key, mu, rng, e.privacy_ledger_)
+              for e, (rng, mu) in zip(estimators, starts, strict=True)]
+    theta = np.zeros((X.shape[1], len(estimators)))
+    bounds = np.array([e.y_bound for e in estimators])
+    blocks = row_blocks(X.shape[0], len(estimators))
+    for t in range(1, estimators[0].n_rounds + 1):
+        xtg = np.zeros_like(theta)
+        for rows in blocks:
+            Xb = X[rows]
+            xtg += Xb.T @ np.clip(negative_gradient(loss, y[rows, None], Xb @ theta), -bounds, bounds)
+        for r, (e, (gamma, release)) in enumerate(zip(estimators, starts, strict=True)):
+            theta[:, r] += step_size(e.learning_rate, e.lr_schedule, t) * (gamma @ release(xtg[:, r]))
+    return theta
+
+
+class BoostingBatch:
+    """The batched fit shared by the BoostedAdaSSP regressor and classifier."""
+
+    def batch_key(self):
+        return (type(self).__name__, self.feature_key(), self.n_rounds, getattr(self, "loss", "squared"))
+
+    @classmethod
+    def fit_batch(cls, estimators, X, y, shared=None):
+        starts, X, y = cls._begin_batch(estimators, X, y, y_numeric=not is_classifier(estimators[0]))
+        loss = getattr(estimators[0], "loss", "squared")
+        if is_classifier(estimators[0]):
+            classes, y01 = binary_labels(y)
+            for est in estimators:
+                est.classes_ = classes
+            y = loss_targets(loss, y01)
+        shared = SharedData(X, y) if shared is None else shared
+        theta = boosting_batch(estimators, starts, shared, np.asarray(y, dtype=float), loss)
+        for r, est in enumerate(estimators):
+            est._set_theta(theta[:, r].copy())
+        return estimators
+
+
 @algorithm("boosted_adassp", tuning_space=BOOSTING_SPACE,
            description="BoostedAdaSSP (paper 000 Alg. 1): gradient boosting over AdaSSP")
-class BoostedAdaSSPRegressor(DPLinearRegressor):
+class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
     """Private gradient boosting of ridge regressors (paper 000 Alg. 1).
 
     The residuals g_t = y - X theta are clipped at tau = `y_bound`, rows of X
@@ -144,7 +199,7 @@ class BoostedAdaSSPRegressor(DPLinearRegressor):
 
 @algorithm("boosted_adassp_clf", tuning_space=BOOSTING_SPACE,
            description="BoostedAdaSSP for binary classification (paper 001 Alg. 2); loss squared/logistic/hinge")
-class BoostedAdaSSPClassifier(DPLinearClassifier):
+class BoostedAdaSSPClassifier(BoostingBatch, DPLinearClassifier):
     """BoostedAdaSSP for binary classification (paper 001 Alg. 2).
 
     g_t is the negative gradient of `loss` (Table 1) at the current scores,

@@ -17,6 +17,7 @@ from dpbench.algorithms.base import (
     step_size,
 )
 from dpbench.algorithms.registry import CLIP_BOUND, LR_SCHEDULE, ROUNDS, algorithm
+from dpbench.algorithms.shared import SharedData, row_blocks
 from dpbench.privacy import gaussian_mechanism, split_mu
 
 
@@ -81,15 +82,47 @@ class DPGDRegressor(DPLinearRegressor):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
-    def _fit_theta(self, X, y, mu, rng, ledger):
-        n, d = X.shape
-        T = self.n_rounds
+    def _start(self, n: int, mu: float, rng, ledger) -> tuple[float, float]:
+        """Release the record count; (n~, mu per step)."""
         mu_count, mu_grad = split_mu(mu, [math.sqrt(self.count_share), math.sqrt(1 - self.count_share)])
-        n_noisy = self.record_count_ = max(1.0, gaussian_mechanism(n, 1.0, mu_count, rng, ledger, "record count n"))
-        mu_step = mu_grad / math.sqrt(T)
-        theta = np.zeros(d)
-        for t in range(1, T + 1):
-            noisy = gaussian_mechanism(clipped_gradient_sum(X, y, theta, self.grad_bound), self.grad_bound, mu_step,
-                                       rng, ledger, "sum_i clip(grad_i)")
-            theta = theta - step_size(self.learning_rate, self.lr_schedule, t) * noisy / n_noisy
+        self.record_count_ = max(1.0, gaussian_mechanism(n, 1.0, mu_count, rng, ledger, "record count n"))
+        return self.record_count_, mu_grad / math.sqrt(self.n_rounds)
+
+    def _step(self, theta, grad_sum, t, mu_step, n_noisy, rng, ledger):
+        noisy = gaussian_mechanism(grad_sum, self.grad_bound, mu_step, rng, ledger, "sum_i clip(grad_i)")
+        return theta - step_size(self.learning_rate, self.lr_schedule, t) * noisy / n_noisy
+
+    def _fit_theta(self, X, y, mu, rng, ledger):
+        n_noisy, mu_step = self._start(X.shape[0], mu, rng, ledger)
+        theta = np.zeros(X.shape[1])
+        for t in range(1, self.n_rounds + 1):
+            theta = self._step(theta, clipped_gradient_sum(X, y, theta, self.grad_bound), t, mu_step, n_noisy, rng,
+                               ledger)
         return theta
+
+    def batch_key(self):
+        return ("dpgd", self.feature_key(), self.n_rounds)
+
+    @classmethod
+    def fit_batch(cls, estimators, X, y, shared=None):
+        """R runs at once: the residuals X theta - y and the clipped sums X^T (r * scale) as (n x R) products in
+        row blocks; each run's releases from its own Generator in fit's order (equal to fit up to rounding)."""
+        starts, X, y = cls._begin_batch(estimators, X, y)
+        shared = SharedData(X, y) if shared is None else shared
+        key = estimators[0].feature_key()
+        Phi, norms = shared.features(*key), shared.row_norms(*key)
+        setup = [e._start(Phi.shape[0], mu, rng, e.privacy_ledger_) for e, (rng, mu) in zip(estimators, starts,
+                                                                                              strict=True)]
+        theta = np.zeros((Phi.shape[1], len(estimators)))
+        bounds = np.array([e.grad_bound for e in estimators])
+        blocks = row_blocks(Phi.shape[0], len(estimators))
+        for t in range(1, estimators[0].n_rounds + 1):
+            sums = np.zeros_like(theta)
+            for rows in blocks:
+                r = Phi[rows] @ theta - y[rows, None]
+                sums += Phi[rows].T @ (r * (bounds / np.maximum(np.abs(r) * norms[rows, None], bounds)))
+            for j, (e, (rng, _), (n_noisy, mu_step)) in enumerate(zip(estimators, starts, setup, strict=True)):
+                theta[:, j] = e._step(theta[:, j], sums[:, j], t, mu_step, n_noisy, rng, e.privacy_ledger_)
+        for j, est in enumerate(estimators):
+            est._set_theta(theta[:, j].copy())
+        return estimators

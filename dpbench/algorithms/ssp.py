@@ -14,20 +14,49 @@ import math
 
 import numpy as np
 
-from dpbench.algorithms.base import FIT_INTERCEPT, FRACTION, POSITIVE, PRIVACY, DPLinearRegressor, clip_values
-from dpbench.algorithms.linear_algebra import min_eigenvalue, solve_psd
+from dpbench.algorithms.base import FIT_INTERCEPT, FRACTION, POSITIVE, PRIVACY, DPLinearRegressor
+from dpbench.algorithms.linear_algebra import solve_psd
 from dpbench.algorithms.registry import CLIP_BOUND, algorithm
+from dpbench.algorithms.shared import SharedData
 from dpbench.privacy import PrivacyLedger, gaussian_mechanism, split_mu, symmetric_gaussian_mechanism
+
+
+class SharedStatisticsRegressor(DPLinearRegressor):
+    """A regressor whose fit reads the data only through `SharedData` (features, X^T X, X^T y, ...).
+
+    `_fit_shared(shared, key, mu, rng, ledger) -> theta`, key = feature_key():
+    one run alone fits on a SharedData of its own mapped features; a batch of
+    runs of one unit shares one SharedData of the raw X, so every statistic
+    is computed once and each run still releases exactly what it would alone.
+    """
+
+    clips_features = True
+
+    def _fit_theta(self, X, y, mu, rng, ledger):
+        return self._fit_shared(SharedData(X, y), (False, None), mu, rng, ledger)
+
+    def batch_key(self):
+        return (type(self).__name__,)
+
+    @classmethod
+    def fit_batch(cls, estimators, X, y, shared=None):
+        starts, X, y = cls._begin_batch(estimators, X, y)
+        shared = SharedData(X, y) if shared is None else shared
+        for est, (rng, mu) in zip(estimators, starts, strict=True):
+            est._set_theta(est._fit_shared(shared, est.feature_key(), mu, rng, est.privacy_ledger_))
+        return estimators
+
 
 SSP_CONSTRAINTS = {**PRIVACY, **FIT_INTERCEPT, "x_bound": POSITIVE, "y_bound": POSITIVE, "budget_ratio": ["array-like"]}
 
 
 def private_gram_and_ridge(
-    X: np.ndarray, x_bound: float, mu_gram: float, mu_lambda: float, rho: float, rng, ledger: PrivacyLedger
+    shared: SharedData, key: tuple, x_bound: float, mu_gram: float, mu_lambda: float, rho: float, rng,
+    ledger: PrivacyLedger,
 ) -> tuple[np.ndarray, float]:
     """Release X^T X (mu_gram) and the adaptive ridge lambda (mu_lambda) of AdaSSP.
 
-    X must already be row-clipped at x_bound (the estimators' feature map does it).  With sigma_1 = x_bound^2 / mu_gram
+    X = shared.features(*key) is row-clipped at x_bound.  With sigma_1 = x_bound^2 / mu_gram
     (noise std on X^T X) and sigma_3 = x_bound^2 / mu_lambda:
 
       lambda_min~ = max(0, lambda_min(X^T X) + sigma_3 Z - sigma_3 sqrt(2 log(2/rho)))
@@ -40,10 +69,9 @@ def private_gram_and_ridge(
     X^T X + noise + lambda I is positive definite with probability >= 1 - rho.
     rho (default 0.05) is the confidence constant.
     """
-    d = X.shape[1]
-    sens = x_bound**2
-    gram = X.T @ X
-    lam_min = gaussian_mechanism(min_eigenvalue(gram), sens, mu_lambda, rng, ledger, "lambda_min(X^T X)")
+    gram = shared.gram(*key)
+    d, sens = gram.shape[0], x_bound**2
+    lam_min = gaussian_mechanism(shared.min_eigenvalue(*key), sens, mu_lambda, rng, ledger, "lambda_min(X^T X)")
     sigma_lambda = sens / mu_lambda
     lam_min = max(0.0, lam_min - sigma_lambda * math.sqrt(2 * math.log(2 / rho)))
     noisy_gram = symmetric_gaussian_mechanism(gram, sens, mu_gram, rng, ledger, "X^T X")
@@ -54,7 +82,7 @@ def private_gram_and_ridge(
 
 @algorithm("adassp", tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND},
            description="AdaSSP (Wang 2018): one-shot private ridge regression")
-class AdaSSPRegressor(DPLinearRegressor):
+class AdaSSPRegressor(SharedStatisticsRegressor):
     """Adaptive sufficient-statistics perturbation (one-shot private ridge regression).
 
     Rows of X are clipped to norm `x_bound`, labels to [-y_bound, y_bound];
@@ -63,7 +91,6 @@ class AdaSSPRegressor(DPLinearRegressor):
     Fixed settings x_bound = y_bound = 1 as BoostedAdaSSP's (paper 000 Table I).
     """
 
-    clips_features = True
     _parameter_constraints = {**SSP_CONSTRAINTS, "rho": FRACTION}
 
     def __init__(self, epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, budget_ratio=(1.0, 1.0, 1.0), rho=0.05,
@@ -77,18 +104,18 @@ class AdaSSPRegressor(DPLinearRegressor):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
-    def _fit_theta(self, X, y, mu, rng, ledger):
+    def _fit_shared(self, shared, key, mu, rng, ledger):
         mu_gram, mu_xty, mu_lambda = split_mu(mu, self.budget_ratio)
-        y = clip_values(y, self.y_bound)
-        gram, lam = private_gram_and_ridge(X, self.x_bound, mu_gram, mu_lambda, self.rho, rng, ledger)
-        xty = gaussian_mechanism(X.T @ y, self.x_bound * self.y_bound, mu_xty, rng, ledger, "X^T y")
+        gram, lam = private_gram_and_ridge(shared, key, self.x_bound, mu_gram, mu_lambda, self.rho, rng, ledger)
+        xty = gaussian_mechanism(shared.xty(*key, self.y_bound), self.x_bound * self.y_bound, mu_xty, rng, ledger,
+                                 "X^T y")
         self.ridge_lambda_ = lam
-        return solve_psd(gram + lam * np.eye(X.shape[1]), xty)
+        return solve_psd(gram + lam * np.eye(gram.shape[0]), xty)
 
 
 @algorithm("ssp", tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND},
            description="sufficient-statistics perturbation without the adaptive ridge")
-class SSPRegressor(DPLinearRegressor):
+class SSPRegressor(SharedStatisticsRegressor):
     """Plain sufficient-statistics perturbation: noisy X^T X and X^T y, no ridge.
 
     Budget split a:b between X^T X (sensitivity x_bound^2) and X^T y
@@ -96,7 +123,6 @@ class SSPRegressor(DPLinearRegressor):
     least squares when the noisy Gram matrix is not positive definite.
     """
 
-    clips_features = True
     _parameter_constraints = SSP_CONSTRAINTS
 
     def __init__(self, epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, budget_ratio=(1.0, 1.0),
@@ -109,9 +135,9 @@ class SSPRegressor(DPLinearRegressor):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
-    def _fit_theta(self, X, y, mu, rng, ledger):
+    def _fit_shared(self, shared, key, mu, rng, ledger):
         mu_gram, mu_xty = split_mu(mu, self.budget_ratio)
-        y = clip_values(y, self.y_bound)
-        gram = symmetric_gaussian_mechanism(X.T @ X, self.x_bound**2, mu_gram, rng, ledger, "X^T X")
-        xty = gaussian_mechanism(X.T @ y, self.x_bound * self.y_bound, mu_xty, rng, ledger, "X^T y")
+        gram = symmetric_gaussian_mechanism(shared.gram(*key), self.x_bound**2, mu_gram, rng, ledger, "X^T X")
+        xty = gaussian_mechanism(shared.xty(*key, self.y_bound), self.x_bound * self.y_bound, mu_xty, rng, ledger,
+                                 "X^T y")
         return solve_psd(gram, xty)

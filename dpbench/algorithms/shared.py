@@ -1,0 +1,62 @@
+"""Work shared by the runs of one unit (one loaded dataset): feature maps, Gram matrices, their eigenvalues.
+
+A `SharedData` is made per (dataset, split) by the runner and handed to the
+algorithms' batched fits.  It only caches exact functions of the data that
+every run would compute identically (the clipped features per x_bound,
+X^T X and lambda_min(X^T X) per feature map, X^T clip(y) per label bound),
+so a batched run releases exactly what the run alone would.  It is never
+shared across units.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpbench.algorithms.base import add_intercept_column, clip_rows
+from dpbench.algorithms.linear_algebra import min_eigenvalue
+
+BLOCK_FLOATS = 1 << 22  # numbers in one row block of an (n x runs) matrix: 32 MB in float64
+
+
+class SharedData:
+    """Cached statistics of one design matrix X (and labels y)."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray | None = None):
+        self.X, self.y = X, y
+        self._cache: dict = {}
+
+    def _get(self, key, compute):
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def features(self, fit_intercept: bool, x_bound: float | None) -> np.ndarray:
+        """phi(X): the intercept column when asked, then row clipping at x_bound (None: no clipping)."""
+        def compute():
+            X = add_intercept_column(self.X) if fit_intercept else self.X
+            return X if x_bound is None else clip_rows(X, x_bound)
+        return self._get(("features", bool(fit_intercept), x_bound), compute)
+
+    def gram(self, fit_intercept: bool, x_bound: float | None) -> np.ndarray:
+        Phi = self.features(fit_intercept, x_bound)
+        return self._get(("gram", bool(fit_intercept), x_bound), lambda: Phi.T @ Phi)
+
+    def min_eigenvalue(self, fit_intercept: bool, x_bound: float | None) -> float:
+        gram = self.gram(fit_intercept, x_bound)
+        return self._get(("min_eig", bool(fit_intercept), x_bound), lambda: min_eigenvalue(gram))
+
+    def xty(self, fit_intercept: bool, x_bound: float | None, y_bound: float) -> np.ndarray:
+        """phi(X)^T clip(y, y_bound)."""
+        Phi = self.features(fit_intercept, x_bound)
+        return self._get(("xty", bool(fit_intercept), x_bound, y_bound),
+                         lambda: Phi.T @ np.clip(self.y, -y_bound, y_bound))
+
+    def row_norms(self, fit_intercept: bool, x_bound: float | None) -> np.ndarray:
+        Phi = self.features(fit_intercept, x_bound)
+        return self._get(("row_norms", bool(fit_intercept), x_bound), lambda: np.linalg.norm(Phi, axis=1))
+
+
+def row_blocks(n: int, runs: int):
+    """Slices of rows such that a (rows x runs) block holds about BLOCK_FLOATS numbers (memory bound)."""
+    step = max(1, BLOCK_FLOATS // max(1, runs))
+    return [slice(a, min(a + step, n)) for a in range(0, n, step)]

@@ -1,0 +1,75 @@
+"""Batched fits (shared per-unit work, runs as matrix columns) equal the single-run estimators with the same seed."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from dpbench import algorithms
+from dpbench.algorithms import shared as shared_module
+from dpbench.algorithms.shared import SharedData
+
+
+@pytest.fixture(autouse=True)
+def small_blocks(monkeypatch):
+    monkeypatch.setattr(shared_module, "BLOCK_FLOATS", 4000)  # several row blocks even on small data
+
+
+def data(task, n=3000, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.2, 2.0, size=(n, 1))
+    score = X @ rng.normal(size=d) + 0.5 * rng.normal(size=n)
+    return X, ((score > 0).astype(int) if task == "classification" else 2 * score)
+
+
+def settings(name):
+    """Runs that may share a batch: budgets, bounds, schedules, ratios and seeds vary."""
+    if name in ("boosted_adassp", "boosted_adassp_clf"):
+        grid = itertools.product([0.3, 5.0], [0.5, 2.0], ["constant", "1/t", "1/sqrt(t)"], [(1, 1, 1), (1, 3, 0.5)])
+        return [dict(epsilon=e, y_bound=yb, lr_schedule=s, budget_ratio=b, learning_rate=0.7, n_rounds=25)
+                for e, yb, s, b in grid]
+    if name == "dpgd":
+        grid = itertools.product([0.3, 5.0], [0.5, 3.0], ["constant", "1/sqrt(t)"])
+        return [dict(epsilon=e, grad_bound=c, lr_schedule=s, n_rounds=20, learning_rate=0.5) for e, c, s in grid]
+    grid = itertools.product([0.3, 5.0], [0.5, 2.0], [0.7, 1.5])
+    return [dict(epsilon=e, y_bound=yb, x_bound=xb) for e, yb, xb in grid]
+
+
+CASES = [("boosted_adassp", {}), ("boosted_adassp", {"fit_intercept": True, "x_bound": 2.0}),
+         ("boosted_adassp_clf", {"loss": "squared"}), ("boosted_adassp_clf", {"loss": "logistic"}),
+         ("boosted_adassp_clf", {"loss": "hinge", "fit_intercept": True}),
+         ("adassp", {}), ("ssp", {"fit_intercept": True}), ("dpgd", {}), ("dpgd", {"fit_intercept": True})]
+
+
+@pytest.mark.parametrize("name, common", CASES)
+def test_batched_fit_equals_single_runs(name, common):
+    spec = algorithms.get_spec(name)
+    X, y = data(spec.task)
+    runs = [{**common, **s, "random_state": 100 + i} for i, s in enumerate(settings(name))]
+    single = [algorithms.make(name, **p).fit(X, y) for p in runs]
+    batch = [algorithms.make(name, **p) for p in runs]
+    keys = {e.batch_key() for e in batch}
+    assert len(keys) == 1 and None not in keys  # one batch
+    spec.estimator.fit_batch(batch, X, y, SharedData(X, y))
+    for a, b in zip(single, batch, strict=True):
+        np.testing.assert_allclose(b.theta_, a.theta_, rtol=1e-9, atol=1e-12 * np.abs(a.theta_).max())
+        assert b.privacy_ledger_.entries == a.privacy_ledger_.entries
+        np.testing.assert_allclose(b.predict(X[:50]), a.predict(X[:50]), rtol=1e-9, atol=1e-9)
+        if spec.task == "classification":
+            np.testing.assert_array_equal(b.classes_, a.classes_)
+
+
+def test_runs_that_cannot_share_a_batch_have_different_keys():
+    a, b = algorithms.make("boosted_adassp", n_rounds=10), algorithms.make("boosted_adassp", n_rounds=20)
+    assert a.batch_key() != b.batch_key()
+    assert algorithms.make("tukey").batch_key() is None  # fits alone, through the same interface
+
+
+def test_shared_statistics_are_computed_once():
+    X, y = data("regression")
+    shared = SharedData(X, y)
+    g = shared.gram(True, 1.0)
+    assert shared.gram(True, 1.0) is g and shared.features(True, 1.0) is shared.features(True, 1.0)
+    Phi = np.hstack([X, np.ones((len(X), 1))])
+    Phi = Phi * np.minimum(1, 1.0 / np.linalg.norm(Phi, axis=1))[:, None]
+    np.testing.assert_allclose(g, Phi.T @ Phi, rtol=1e-12)
