@@ -1,12 +1,19 @@
-"""DP-EBM wrappers: public bounds only, explicit feature types, interpret's accounting, ledger, sklearn API."""
+"""DP-EBM wrappers: private under add/remove with n not public (no categories, bin threshold, residual bound or
+bag weight from the data), public bounds, the two-entry ledger, guards on interpret's internals, sklearn API."""
 
 import math
 import re
+import threading
 import warnings
 
+import interpret.glassbox._ebm._boost as interpret_boost
+import interpret.glassbox._ebm._ebm as interpret_ebm
+import interpret.utils._preprocessor as interpret_preprocessor
 import numpy as np
 import pytest
 from interpret.privacy import DPExplainableBoostingRegressor
+from interpret.utils._native import Booster, Native
+from interpret.utils._privacy import calc_gdp_noise_multi, private_categorical_binning, private_numeric_binning
 from scipy.special import expit
 from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
@@ -14,8 +21,15 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from dpbench import algorithms
-from dpbench.algorithms.classification import LogisticRegressionClassifier
-from dpbench.algorithms.dp_ebm import DPEBMClassifier, DPEBMRegressor
+from dpbench.algorithms import dp_ebm
+from dpbench.algorithms.nonprivate import LogisticRegressionClassifier
+from dpbench.algorithms.dp_ebm import (
+    DPEBMClassifier,
+    DPEBMRegressor,
+    InterpretChangedError,
+    public_threshold_numeric_binning,
+    reachable_score_range,
+)
 from dpbench.privacy import mu_from_epsilon_delta
 
 FAST = {"max_rounds": 5, "random_state": 0}  # a handful of rounds keeps every fit ~10 ms
@@ -45,6 +59,10 @@ def privacy_warnings(fit) -> list[str]:
     return [str(w.message) for w in caught if re.search("privacy", str(w.message), re.IGNORECASE)]
 
 
+def same_bins(a, b) -> bool:
+    return len(a) == len(b) and all(np.array_equal(x[0], y[0]) for x, y in zip(a, b))
+
+
 def test_registry():
     for name, cls, task in [("dp_ebm", DPEBMRegressor, "regression"), ("dp_ebm_clf", DPEBMClassifier,
                                                                           "classification")]:
@@ -52,44 +70,261 @@ def test_registry():
         assert spec.estimator is cls and spec.task == task and spec.private
         assert {"x_bound", "max_rounds", "max_leaves"} <= set(spec.tuning_space)  # paper 000 Table I
         assert "feature_types" in cls().get_params()  # the runner passes the schema's types
+        assert spec.audit_params["max_rounds"] <= 20
     assert algorithms.make("dp_ebm_clf").max_leaves == 100  # paper 001's main setting
     assert algorithms.make("dp_ebm").y_bound == 1.0
 
 
-@pytest.mark.parametrize("cls", [DPEBMRegressor, DPEBMClassifier])
-def test_ledger_is_one_entry_for_the_requested_budget(cls, reg_data):
+# ----------------------------------------------------------------------------- categories never from the data
+
+def test_a_level_in_one_row_does_not_change_the_bins():
+    """The audit's case: a one-hot column whose level is present in exactly one of 2000 rows.  Fitted with and
+    without that row under the same 20 seeds, every released bin (cuts of every feature) is identical: the
+    column exists in both (the schema is public), its cuts are edges of the public grid over [0, 1], and the
+    row only adds 1 to one cell of each noisy histogram -- a change that moves a cut only if a running sum
+    lands within 1/31 of the merge threshold, which no seed here does.  The noisy bin weights differ by at most
+    that 1 per feature (the accounted sensitivity).  interpret left to bin the column as 'nominal' takes the
+    category set from the rows and changes the bins in most of the same seeds (the test has teeth)."""
+    rng = np.random.default_rng(11)
+    n, rare_row = 2000, 123
+    X = np.column_stack([rng.uniform(-1, 1, n), np.zeros(n), rng.integers(0, 2, n)])
+    X[rare_row, 1] = 1.0
+    y = X[:, 0] + 0.5 * X[:, 2] + rng.normal(0, 0.2, n)
+    types = ["continuous", "nominal", "nominal"]
+    keep = np.arange(n) != rare_row
+    grid = np.linspace(0.0, 1.0, 2 * (32 - 1) + 1)
+    raw_changed = 0
+    for seed in range(20):
+        kw = dict(feature_types=types, max_rounds=2, random_state=seed)
+        with_row = DPEBMRegressor(**kw).fit(X, y).model_
+        without = DPEBMRegressor(**kw).fit(X[keep], y[keep]).model_
+        assert same_bins(with_row.bins_, without.bins_), f"seed {seed}"
+        assert list(with_row.feature_types_in_) == ["continuous"] * 3
+        assert np.all(np.isin(with_row.bins_[1][0], grid))  # cuts on the public grid
+        for a, b in zip(with_row.bin_weights_, without.bin_weights_):
+            assert 0.0 <= a.sum() - b.sum() <= 1.0 + 1e-9 and np.count_nonzero(~np.isclose(a, b, atol=1e-9)) <= 1
+        raw = dict(feature_types=types, privacy_bounds={0: (-1.0, 1.0)}, privacy_target_min=-1.0,
+                   privacy_target_max=1.0, max_rounds=2, n_jobs=1, random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = DPExplainableBoostingRegressor(**raw).fit(X, np.clip(y, -1, 1))
+            b = DPExplainableBoostingRegressor(**raw).fit(X[keep], np.clip(y[keep], -1, 1))
+        raw_changed += not (a.bins_[1][0] == b.bins_[1][0])
+    assert raw_changed >= 15
+
+
+def test_categorical_binning_is_unreachable_in_a_dpbench_fit_only():
+    """Inside dpbench's fit context interpret's categorical binning raises; outside (other fits, other threads)
+    interpret's own functions run, and everything is restored afterwards."""
+    col = np.array(["a", "b", "a"])
+    native = Native.get_native_singleton()
+    expected = private_categorical_binning(col, None, 1e-9, 2, native.create_rng(0))
+    with dp_ebm._private_interpret(None):
+        assert interpret_preprocessor.private_numeric_binning is not private_numeric_binning
+        with pytest.raises(RuntimeError, match="categorical binning"):
+            interpret_preprocessor.private_categorical_binning(col, None, 1.0, 4, None)
+        other = {}
+        thread = threading.Thread(target=lambda: other.update(
+            out=interpret_preprocessor.private_categorical_binning(col, None, 1e-9, 2, native.create_rng(0))))
+        thread.start()
+        thread.join()
+        for part, exp in zip(other["out"], expected):  # interpret's own function ran in the other thread
+            np.testing.assert_array_equal(part, exp)
+    assert interpret_preprocessor.private_numeric_binning is private_numeric_binning
+    assert interpret_preprocessor.private_categorical_binning is private_categorical_binning
+    assert interpret_boost.Booster is Booster
+
+
+# ----------------------------------------------------------------------------- the merge threshold is not n
+
+def test_merge_threshold_is_the_noisy_total_not_n(monkeypatch):
+    """Hold the noisy histogram fixed (the noise generator is replaced so that counts + noise = h) for columns
+    of 1000 and 3000 records: dpbench's binning returns the same cuts and weights for both, because it reads the
+    data only through h; interpret's returns different ones (its threshold is len(X_col) / max_bins, the leak).
+    When sum(h) = n the two agree exactly: the copy is interpret's function but for the threshold."""
+    native = Native.get_native_singleton()
+    max_bins, lo, hi = 31, -1.0, 1.0
+    h = np.abs(np.random.default_rng(3).normal(40.0, 30.0, 2 * max_bins))
+    h *= 2000.0 / h.sum()  # the noisy total: 2000
+
+    def binned(binning, n):
+        col = np.random.default_rng(n).uniform(lo, hi, n)
+        counts = np.histogram(col, bins=2 * max_bins, range=(lo, hi))[0]
+        monkeypatch.setattr(native, "generate_gaussian_random", lambda rng, stddev, count: h - counts)
+        cuts, weights = binning(col, None, 5.0, max_bins, lo, hi, None)
+        monkeypatch.undo()
+        return cuts, np.array(weights)
+
+    ours = [binned(public_threshold_numeric_binning, n) for n in (1000, 3000)]
+    np.testing.assert_array_equal(ours[0][0], ours[1][0])
+    np.testing.assert_allclose(ours[0][1], ours[1][1], rtol=1e-12)  # h - counts + counts: h up to rounding
+    theirs = [binned(private_numeric_binning, n) for n in (1000, 3000)]
+    assert len(theirs[0][0]) != len(theirs[1][0])  # n leaks through interpret's threshold
+    for part, other in zip(binned(private_numeric_binning, 2000), ours[0]):  # sum(h) = n = 2000
+        np.testing.assert_allclose(part, other, rtol=1e-12)
+
+
+def test_threshold_of_a_fit_is_read_from_its_released_weights(reg_data):
+    """In a fit, each merged bin but the last reaches the threshold sum(bin_weights_) / (max_bins - 1) computed
+    from what the model releases; an added record far from every cut (in the last bin) leaves the cuts as they
+    are and the released weights change by at most 1 (its noisy count)."""
     X, y, _, _ = reg_data
-    y = y if cls is DPEBMRegressor else (y > 0).astype(int)
-    eps, delta = 0.8, 1e-5
-    est = cls(epsilon=eps, delta=delta, **FAST).fit(X, y)
-    (entry,) = est.privacy_ledger_.entries
-    assert entry.mechanism == "interpret_dp_ebm" and entry.mu is None
-    assert (entry.epsilon, entry.delta, entry.count) == (eps, delta, 1)
-    assert entry.noise_scale == est.model_.noise_scale_boosting_
-    spent = est.privacy_ledger_.epsilon_delta(delta)
-    assert spent[0] == pytest.approx(eps, rel=1e-9) and spent[1] == pytest.approx(delta, rel=1e-9)
+    a = DPEBMRegressor(**FAST).fit(X, y).model_
+    for w in a.bin_weights_:
+        assert np.all(w[1:-2] >= w.sum() / 31 - 1e-9)
+    record = np.full((1, X.shape[1]), 0.999)
+    b = DPEBMRegressor(**FAST).fit(np.vstack([X, record]), np.append(y, 0.0)).model_
+    assert same_bins(a.bins_, b.bins_)
+    for wa, wb in zip(a.bin_weights_, b.bin_weights_):
+        np.testing.assert_allclose(wa[:-2], wb[:-2], atol=1e-9)  # every bin but the record's (the last)
+        assert 0.0 <= wb[-2] - wa[-2] <= 1.0 + 1e-9
 
 
-def test_interpret_noise_matches_our_accounting(reg_data):
-    """The one-entry ledger trusts interpret's split: binning gets (f eps, delta/2) over d histograms, boosting
-    (eps - f eps, delta/2) over R d updates of sensitivity (y range) * learning rate, each GDP-composed.  Recompute
-    both noise scales with dpbench's own (eps, delta) -> mu and compare; they compose to exactly (eps, delta)."""
+# ----------------------------------------------------------------------------- the residual bound
+
+def test_regression_model_stays_in_the_target_range():
+    """interpret's regression gradient f(x) - y is bounded by the target range only while f is: on 200 records
+    its model leaves [-1, 1] by several times (so one record's gradient exceeds the sensitivity charged).
+    dpbench projects each update: over the whole feature box the released model stays in [-y_bound, y_bound],
+    and the projection's bookkeeping equals the native model after every step."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(200, 5))
+    y = np.clip(X @ np.array([0.5, -0.4, 0.3, 0.2, 0.1]) + rng.normal(0, 0.3, 200), -1, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        raw = DPExplainableBoostingRegressor(privacy_bounds=np.tile([-1.0, 1.0], (5, 1)), privacy_target_min=-1.0,
+                                             privacy_target_max=1.0, n_jobs=1, random_state=4).fit(X, y)
+    assert max(abs(v) for v in reachable_score_range(raw)) > 2.0
+    checked = []
+    apply = dp_ebm._BoundedBooster.apply_term_update
+
+    def checking_apply(self):
+        metric = apply(self)
+        for j, term in enumerate(self._terms):
+            np.testing.assert_array_equal(term, self._get_current_term_scores(j))
+        checked.append(self._offset + self._low.sum() >= -1.0 - 1e-12 and self._offset + self._high.sum() <= 1.0
+                       + 1e-12)
+        return metric
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(dp_ebm._BoundedBooster, "apply_term_update", checking_apply)
+    try:
+        for seed in range(3):
+            est = DPEBMRegressor(random_state=seed, max_rounds=100).fit(X, y)
+            low, high = reachable_score_range(est.model_)
+            assert -1.0 - 1e-9 <= low <= high <= 1.0 + 1e-9
+    finally:
+        mp.undo()
+    assert len(checked) == 3 * 100 * 5 and all(checked)
+
+
+def test_no_count_is_released(reg_data):
+    """interpret stores n in bag_weights_; dpbench replaces it by the noisy total (one bag: it weights
+    nothing -- interpret's bag-weighted mean of one bag returns the value exactly, whatever the weight)."""
+    X, y, _, _ = reg_data
+    m = DPEBMRegressor(**FAST).fit(X, y).model_
+    assert m.outer_bags == 1 and m.validation_size == 0
+    assert m.bag_weights_[0] == pytest.approx(np.mean([w.sum() for w in m.bin_weights_]))
+    assert m.bag_weights_[0] != len(X)
+    native = Native.get_native_singleton()
+    values = np.random.default_rng(1).normal(size=(1, 9))
+    for weight in (1.0, 1999.0, 2000.0, 2001.0, 123456.0):
+        np.testing.assert_array_equal(native.safe_mean(values, np.array([weight])), values[0])
+
+
+# ----------------------------------------------------------------------------- the ledger
+
+@pytest.mark.parametrize("cls", [DPEBMRegressor, DPEBMClassifier])
+def test_ledger_is_interprets_binning_and_boosting(cls, reg_data):
+    """Binning (f eps, delta/2) over d histograms of sensitivity 1; boosting ((1 - f) eps, delta/2) over R d leaf
+    sums of sensitivity (y range or 1) * learning rate; each GDP-composed inside interpret.  Both noise scales
+    the model drew with are dpbench's (eps, delta) -> mu recomputed here; the entries compose basically to
+    exactly (eps, delta)."""
     X, y, _, _ = reg_data
     eps, delta, yb, lr, R, f = 2.0, 1e-5, 3.0, 0.05, 7, 0.2
     d = X.shape[1]
-    est = DPEBMRegressor(epsilon=eps, delta=delta, y_bound=yb, learning_rate=lr, max_rounds=R, bin_budget_frac=f,
-                         random_state=0).fit(X, y)
-    boost = 2 * yb * lr * math.sqrt(R * d) / mu_from_epsilon_delta((1 - f) * eps, delta / 2)
-    binning = math.sqrt(d) / mu_from_epsilon_delta(f * eps, delta / 2)
-    assert est.model_.noise_scale_boosting_ == pytest.approx(boost, rel=1e-6)
-    assert est.model_.noise_scale_binning_ == pytest.approx(binning, rel=1e-6)
-    assert est.privacy_ledger_.entries[0].sensitivity == pytest.approx(2 * yb * lr)
+    kwargs = dict(epsilon=eps, delta=delta, learning_rate=lr, max_rounds=R, bin_budget_frac=f, random_state=0)
+    if cls is DPEBMRegressor:
+        est, domain = cls(y_bound=yb, **kwargs).fit(X, y), 2 * yb
+    else:
+        est, domain = cls(**kwargs).fit(X, (y > 0).astype(int)), 1.0
+    ledger = est.privacy_ledger_
+    binning, boosting = ledger.entries
+    assert ledger.accountant == "basic"
+    assert (binning.mechanism, boosting.mechanism) == ("interpret_binning", "interpret_boosting")
+    assert (binning.epsilon, binning.delta, binning.count, binning.sensitivity) == (f * eps, delta / 2, 1, 1.0)
+    assert boosting.epsilon == pytest.approx((1 - f) * eps) and boosting.delta == delta / 2 and boosting.count == 1
+    assert boosting.sensitivity == pytest.approx(domain * lr)
+    assert binning.noise_scale == est.model_.noise_scale_binning_
+    assert boosting.noise_scale == est.model_.noise_scale_boosting_
+    assert binning.noise_scale == pytest.approx(math.sqrt(d) / mu_from_epsilon_delta(f * eps, delta / 2), rel=1e-12)
+    assert boosting.noise_scale == pytest.approx(
+        domain * lr * math.sqrt(R * d) / mu_from_epsilon_delta((1 - f) * eps, delta / 2), rel=1e-12)
+    assert boosting.noise_scale == pytest.approx(domain * lr * calc_gdp_noise_multi(R * d, (1 - f) * eps, delta / 2),
+                                                 rel=1e-6)  # interpret's own formula agrees at this epsilon
+    spent = ledger.epsilon_delta(delta)
+    assert spent[0] == pytest.approx(eps, rel=1e-12) and spent[1] == pytest.approx(delta, rel=1e-12)
 
+
+# ----------------------------------------------------------------------------- interpret's internals
+
+def test_moved_interpret_internals_are_a_clear_error(monkeypatch, reg_data):
+    X, y, _, _ = reg_data
+    monkeypatch.delattr(interpret_preprocessor, "private_numeric_binning")
+    with pytest.raises(InterpretChangedError, match="private_numeric_binning no longer exists"):
+        DPEBMRegressor(**FAST).fit(X, y)
+    monkeypatch.undo()
+
+    def boost(*args, **kwargs):  # a changed DP loop
+        return None
+
+    monkeypatch.setattr(interpret_boost, "boost", boost)
+    with pytest.raises(InterpretChangedError, match=r"_boost.boost differs from interpret 0\.7\.8's"):
+        DPEBMClassifier(**FAST).fit(X, y > 0)
+    monkeypatch.undo()
+    DPEBMRegressor(**FAST).fit(X, y)  # and back to normal
+    assert interpret_preprocessor.private_numeric_binning is private_numeric_binning
+
+
+def test_replacements_are_restored_when_interpret_fails(monkeypatch, reg_data):
+    X, y, _, _ = reg_data
+
+    def broken(*args, **kwargs):
+        raise MemoryError("no noise today")
+
+    monkeypatch.setattr(Native.get_native_singleton(), "generate_gaussian_random", broken)
+    with pytest.raises(RuntimeError, match=r"DP-EBM \(interpret\) failed to fit at epsilon=1.0, delta=1e-06: "
+                                           "MemoryError: no noise today") as info:
+        DPEBMRegressor(**FAST).fit(X, y)
+    assert info.value.__cause__ is not None
+    assert interpret_preprocessor.private_numeric_binning is private_numeric_binning
+    assert interpret_preprocessor.calc_gdp_noise_multi is calc_gdp_noise_multi is interpret_ebm.calc_gdp_noise_multi
+    assert interpret_boost.Booster is Booster and dp_ebm._swap["active"] == 0 and not dp_ebm._swap["originals"]
+
+
+def test_noise_scales_use_dpbench_mu_where_interpret_is_wrong(reg_data):
+    """interpret's own (eps, delta) -> mu overflows: at eps = 900 its noise would be 13 times too small, and at
+    tiny eps it finds no root.  The fit uses dpbench's mu: the noise scales match dpbench's accounting exactly
+    there too (and tiny eps is a very noisy model, not a failure)."""
+    X, y, _, _ = reg_data
+    d, R = X.shape[1], 5
+    with np.errstate(over="ignore", invalid="ignore"):
+        interpret_scale = calc_gdp_noise_multi(R * d, 0.9 * 900, 5e-7)
+    assert interpret_scale < 0.1 * math.sqrt(R * d) / mu_from_epsilon_delta(0.9 * 900, 5e-7)
+    for eps in (900.0, 1e-6):
+        m = DPEBMRegressor(epsilon=eps, **FAST).fit(X, y).model_
+        assert m.noise_scale_boosting_ == pytest.approx(
+            2 * 0.01 * math.sqrt(R * d) / mu_from_epsilon_delta(0.9 * eps, 5e-7), rel=1e-12)
+        assert m.noise_scale_binning_ == pytest.approx(math.sqrt(d) / mu_from_epsilon_delta(0.1 * eps, 5e-7),
+                                                       rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- bounds, clipping, API
 
 def test_bounds_and_types_are_passed_explicitly():
-    """interpret receives privacy_bounds = (-x_bound, x_bound) per feature, the target bounds and the schema's
-    feature types, uses those bounds (not the data's min/max) and emits no privacy warning; interpret called
-    without them does warn (the detection works)."""
+    """interpret receives public bounds per feature ((-x_bound, x_bound); [0, 1] for an indicator), the target
+    bounds and 'continuous' for every feature, uses those bounds (not the data's min/max) and emits no privacy
+    warning; interpret called without them does warn (the detection works)."""
     rng = np.random.default_rng(1)
     X = np.column_stack([rng.normal(0, 3, 500), rng.integers(0, 2, 500), rng.normal(0, 0.1, 500)])
     y = X[:, 0] + rng.normal(size=500)
@@ -97,11 +332,13 @@ def test_bounds_and_types_are_passed_explicitly():
     est = DPEBMRegressor(x_bound=2.0, y_bound=4.0, feature_types=types, **FAST)
     assert privacy_warnings(lambda: est.fit(X, y)) == []
     m = est.model_
-    np.testing.assert_array_equal(m.privacy_bounds, [[-2.0, 2.0]] * 3)
+    bounds = [[-2.0, 2.0], [0.0, 1.0], [-2.0, 2.0]]
+    np.testing.assert_array_equal(m.privacy_bounds, bounds)
+    np.testing.assert_array_equal(est.clip_bounds_, bounds)
     # column 2 spans only +-0.3: what interpret used is the public bound, not the data's range
-    np.testing.assert_array_equal(m.feature_bounds_[[0, 2]], [[-2.0, 2.0]] * 2)
+    np.testing.assert_array_equal(m.feature_bounds_, bounds)
     assert (m.privacy_target_min, m.privacy_target_max) == (-4.0, 4.0)
-    assert list(m.feature_types) == types and list(m.feature_types_in_) == types
+    assert list(m.feature_types) == list(m.feature_types_in_) == ["continuous"] * 3
     default = DPEBMClassifier(**FAST)
     assert privacy_warnings(lambda: default.fit(X, y > 0)) == []
     assert list(default.model_.feature_types_in_) == ["continuous"] * 3
@@ -112,11 +349,13 @@ def test_bounds_and_types_are_passed_explicitly():
 
 def test_data_are_clipped_to_the_bounds():
     rng = np.random.default_rng(2)
-    X, y = rng.normal(0, 3, size=(500, 2)), rng.normal(0, 5, size=500)
-    Xc, yc = np.clip(X, -1.5, 1.5), np.clip(y, -2.0, 2.0)
+    X, y = rng.normal(0, 3, size=(500, 3)), rng.normal(0, 5, size=500)
+    X[:, 2] = rng.integers(-1, 3, 500)  # an indicator column with out-of-range values
+    types = ["continuous", "continuous", "nominal"]
+    Xc, yc = np.column_stack([np.clip(X[:, :2], -1.5, 1.5), np.clip(X[:, 2], 0, 1)]), np.clip(y, -2.0, 2.0)
     assert np.mean(X != Xc) > 0.3 and np.mean(y != yc) > 0.3
-    a = DPEBMRegressor(x_bound=1.5, y_bound=2.0, **FAST).fit(X, y)
-    b = DPEBMRegressor(x_bound=1.5, y_bound=2.0, **FAST).fit(Xc, yc)
+    a = DPEBMRegressor(x_bound=1.5, y_bound=2.0, feature_types=types, **FAST).fit(X, y)
+    b = DPEBMRegressor(x_bound=1.5, y_bound=2.0, feature_types=types, **FAST).fit(Xc, yc)
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
     np.testing.assert_array_equal(a.predict(X), a.predict(Xc))  # the same clip at predict time
 
@@ -129,19 +368,12 @@ def test_seeded_from_random_state(reg_data):
     assert np.all(np.isfinite(DPEBMRegressor(max_rounds=5).fit(X, y).predict(Xt)))  # random_state=None works
 
 
-def test_interpret_failure_is_a_clear_runtime_error(reg_data):
-    X, y, _, _ = reg_data
-    with pytest.raises(RuntimeError, match=r"DP-EBM \(interpret\) failed to fit at epsilon=1e-06") as info:
-        DPEBMRegressor(epsilon=1e-6, **FAST).fit(X, y)
-    assert info.value.__cause__ is not None
-
-
 def test_regression_reaches_its_nonprivate_optimum_at_large_epsilon(reg_data):
     """At eps=600 the DP noise is negligible and boosting with random splits converges to the least-squares
     additive step function on DP-EBM's own bins (the non-private optimum of its model class, fitted here by
-    least squares on bin indicators).  The test MSEs must agree within 3 standard errors of the baseline's test
-    MSE (sd of the per-point squared errors / sqrt(m)).  (eps=600: interpret's own root finder overflows near
-    1000.)"""
+    least squares on bin indicators; its range, 1.75, is inside y_bound = 2, so the projection is idle).  The
+    test MSEs must agree within 3 standard errors of the baseline's test MSE (sd of the per-point squared
+    errors / sqrt(m))."""
     X, y, Xt, yt = reg_data
     est = DPEBMRegressor(epsilon=600.0, y_bound=2.0, learning_rate=0.1, max_rounds=300, random_state=0).fit(X, y)
     assert np.max(np.abs(y)) < 2.0

@@ -1,60 +1,360 @@
-"""DP-EBM (Nori et al. 2021): interpret's differentially private explainable boosting, with public bounds only.
+"""DP-EBM (Nori et al. 2021): interpret's differentially private explainable boosting, made private under
+dpbench's neighbour relation (add or remove one record; n is not public).
 
-interpret does its own privacy accounting (GDP; a fraction `bin_budget_frac`
-of epsilon and delta/2 for private binning, the rest for boosting, composed
-basically to exactly (epsilon, delta)), so the ledger holds one (epsilon,
-delta) entry.  What dpbench adds is that nothing is read from the data:
+What is released and why it is private (interpret 0.7.8; `_ebm.py` is interpret/glassbox/_ebm/_ebm.py)
+---------------------------------------------------------------------------------------------------------
+1. Binning (`utils/_preprocessor.py:349`, `utils/_privacy.py:79`): for each of the d features, a histogram of
+   the clipped column over 2 (max_bins - 1) uniform bins of the feature's public bounds, plus N(0, s_bin^2)
+   per bin.  Adding or removing a record changes one bin of each histogram by 1: L2 sensitivity 1 per
+   feature, s_bin = sqrt(d) / mu_bin, mu_bin the GDP mu of (bin_budget_frac * epsilon, delta / 2) -- d
+   GDP-composed queries (interpret's `noise_scale_binning_`).  Clipping at 0, merging adjacent bins greedily
+   up to a threshold, and the merged bins' weights (`bin_weights_`) are post-processing of the noisy
+   histogram, provided the threshold is computed from it (change 2 below).
+2. Boosting (`_boost.py:280-312`): max_rounds cycles over the d features.  Each step splits the feature's bins
+   at random (public: depends only on the number of bins and the RNG) and releases, for each leaf,
+   learning_rate * (sum of the gradients of the leaf's records) + N(0, s_boost^2); the update is that noisy sum
+   over the leaf's noisy bin weight (post-processing of step 1).  A record lies in one leaf and its gradient
+   is at most the domain size D (classification: |p - y| < 1 = D; regression: |f(x) - y| <= D = max_target -
+   min_target when the current model f stays in [min_target, max_target] everywhere -- change 3), so the L2
+   sensitivity is learning_rate * D and s_boost = sqrt(max_rounds d) learning_rate D / mu_boost, mu_boost the
+   GDP mu of ((1 - bin_budget_frac) epsilon, delta / 2) (interpret's `noise_scale_boosting_`,
+   `_ebm.py:960-988`).  Steps compose adaptively (each uses the model released so far).
+3. Nothing else reads the data: outer_bags = 1 and validation_size = 0 (so no validation split and no early
+   stopping, `_ebm.py:997-1005`), the intercept starts at 0 (`_ebm.py:1094`, no data mean in DP mode), and
+   the final centring of each term weights its bins by the noisy bin weights (`_ebm.py:1484-1508`).
+The two parts compose by basic composition to exactly (epsilon, delta): the ledger ('basic' accountant)
+holds one entry for each, with the noise scales interpret drew with (checked equal to dpbench's accounting).
 
-- every feature is clipped to [-x_bound, x_bound] and interpret is told
-  `privacy_bounds` = (-x_bound, x_bound) for each (Table I's data clipping
-  bound; a per-value bound here, not BoostedAdaSSP's row-norm bound);
-- the regression target is clipped to [-y_bound, y_bound], passed as
-  `privacy_target_min/max`;
-- `feature_types` are passed explicitly (None means all 'continuous'; the
-  runner passes the dataset's schema types), so interpret's data-dependent
-  type detection never runs;
-- interpret is seeded with an int drawn from the Generator of random_state.
-  interpret warns that a fixed seed makes its noise deterministic; that is
-  the reproducibility contract of every dpbench estimator (a run is
-  replayable from its row), so that one warning is silenced.
+What interpret does that dpbench changes (only during its own fit; `_private_interpret`)
+1. 'nominal' features: interpret's categorical binning takes the category set from the training rows
+   (`np.unique`, `utils/_privacy.py:146`), so one record can add or remove a bin.  dpbench never passes
+   'nominal': a nominal column of the schema is a one-hot indicator, clipped to [0, 1] and binned as a
+   continuous feature over the public bounds [0, 1] (x_bound applies to the continuous columns); and
+   interpret's categorical binning raises if it is ever reached during a dpbench fit.
+2. The merge threshold is `len(X_col) / max_bins` (`utils/_privacy.py:114-115`): the true n, unaccounted.
+   dpbench's copy of the function (identical otherwise, same RNG draws) uses the sum of the noisy, clipped
+   bin counts -- the sum of the released `bin_weights_` of the feature.
+3. Regression residuals are not bounded by D: f(x) drifts outside the target range (by 20% at n = 50000 and
+   several-fold at n = 200 with dpbench's defaults), so a record's gradient can exceed D.  During a
+   regression fit each noisy update is projected (post-processing) so that min_target <= f(x) <= max_target
+   for every x in the feature box: the new term is clipped to [min_target - sum of the other terms' minima,
+   max_target - sum of their maxima], an interval that holds the old term, so the property holds at every step.
+4. `bag_weights_` is n exactly (`_ebm.py:944`); it is replaced by the mean noisy total of the bin weights.
+   (With one bag, process_terms' bag-weighted mean does not depend on it: one value, returned exactly.)
+5. interpret's (epsilon, delta) -> mu (`calc_gdp_noise_multi`, `utils/_privacy.py:69`: brentq on [1e-5, 1000]
+   over a formula whose exp(eps) overflows) is off by up to 1% for epsilon in 20..600, gives 13 times too
+   little noise at epsilon = 900, and has no root at tiny epsilon (the "budget allocation fails" of paper 001
+   App. A.3).  Both noise scales are computed with dpbench's mu instead (`gdp_noise_multi`, same formula).
 
-interpret runs single-threaded (n_jobs=1): the runner parallelises over runs.
-If interpret fails (e.g. its budget allocation has no solution at tiny
-epsilon, paper 001 App. A.3), fit raises RuntimeError and the runner records
-a failed run.
+The replacements are module attributes of interpret swapped in for the fit and restored after (behind a
+per-thread switch, so fits in other threads are unaffected), with n_jobs = 1 so that interpret runs in this
+process.  Before each fit the interpret functions this argument reads are fingerprinted and compared with
+0.7.8's: if interpret moved, fit raises InterpretChangedError naming what changed instead of running
+unverified code.
+
+Also: every feature is clipped to its public bounds at fit and predict time; the regression target to
+[-y_bound, y_bound] (passed as `privacy_target_min/max`); interpret is seeded with an int drawn from the
+Generator of random_state (its warning about a fixed seed is silenced: replayability is dpbench's
+contract).  If interpret fails, fit raises RuntimeError naming the cause and the runner records a failed run.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import inspect
+import math
+import threading
 import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 from interpret.privacy import DPExplainableBoostingClassifier, DPExplainableBoostingRegressor
+from interpret.utils._native import Booster, Native
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpbench.algorithms.base import check_positive, check_positive_int, check_X_y, clip_values
-from dpbench.algorithms.classification import DPClassifier
-from dpbench.algorithms.registry import CLIP_BOUND, ITERATIONS, LEAVES, AlgorithmSpec, register
-from dpbench.privacy import PrivacyLedger, check_epsilon_delta
+from dpbench.algorithms.base import COUNT, FRACTION, POSITIVE, PRIVACY, DPClassifier, check_X_y, clip_values
+from dpbench.algorithms.registry import CLIP_BOUND, LEAVES, ROUNDS, AlgorithmSpec, register
+from dpbench.privacy import PrivacyLedger, mu_from_epsilon_delta
 
 FEATURE_TYPES = ("continuous", "nominal")
+INDICATOR_BOUNDS = (0.0, 1.0)  # a 'nominal' column is a one-hot indicator (dpbench's encoding)
 _SEED_WARNING = "Privacy violation: using a fixed random_state"
 
+# ---------------------------------------------------------------------------------------------------------
+# interpret internals the privacy argument reads, and their source fingerprints in interpret 0.7.8
+# ---------------------------------------------------------------------------------------------------------
+VERIFIED_INTERPRET = "0.7.8"
+_VERIFIED_SOURCES = {
+    ("interpret.utils._privacy", "private_numeric_binning"): "ad5a96d7661c06dd",
+    ("interpret.utils._preprocessor", "EBMPreprocessor.fit"): "73fb73673d450be8",
+    ("interpret.glassbox._ebm._boost", "boost"): "4d1e6327c17b76e6",
+    ("interpret.glassbox._ebm._ebm", "EBMModel.fit"): "aa55bbd976b161d6",
+    ("interpret.glassbox._ebm._utils", "process_terms"): "e38a11b2bd07086e",
+    ("interpret.glassbox._ebm._utils", "process_bag_terms"): "1d7e6078a04497e4",
+    ("interpret.glassbox._ebm._utils", "make_bag"): "7d94b9786d5e4c60",
+    ("interpret.utils._native", "Booster"): "4c36db22a6f128ad",
+}
+# what dpbench swaps in during its fits: (module, attribute)
+_PRE = "interpret.utils._preprocessor"
+_SWAPPED = (
+    (_PRE, "private_numeric_binning"),
+    (_PRE, "private_categorical_binning"),
+    (_PRE, "calc_gdp_noise_multi"),
+    ("interpret.glassbox._ebm._ebm", "calc_gdp_noise_multi"),
+    ("interpret.glassbox._ebm._boost", "Booster"),
+)
 
+
+class InterpretChangedError(RuntimeError):
+    """interpret's DP internals are not those dpbench's privacy argument was checked against."""
+
+
+def _resolve(module: str, dotted: str):
+    obj = importlib.import_module(module)
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+_FINGERPRINTS: dict[int, tuple[object, str]] = {}  # id -> (object, fingerprint): each source is read once
+
+
+def _fingerprint(obj) -> str:
+    cached = _FINGERPRINTS.get(id(obj))
+    if cached is None or cached[0] is not obj:
+        source = inspect.getsource(obj).replace("\r\n", "\n")
+        cached = _FINGERPRINTS[id(obj)] = (obj, hashlib.sha256(source.encode()).hexdigest()[:16])
+    return cached[1]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# change 2: the merge threshold from the noisy histogram
+# ---------------------------------------------------------------------------------------------------------
+def merge_noisy_histogram(noisy_weights: np.ndarray, edges: np.ndarray, max_bins: int):
+    """interpret's greedy merge (utils/_privacy.py:113-139) with threshold = noisy total / max_bins.
+
+    A function of the noisy (clipped) histogram and the public edges only.  Returns (cuts, bin_weights) as
+    interpret does: bin_weights a list starting with the missing bin's 0.
+    """
+    target_weight = float(np.sum(noisy_weights)) / max_bins
+    bin_weights, bin_cuts = [0], [edges[0]]
+    curr_weight = 0
+    for index, right_edge in enumerate(edges[1:]):
+        curr_weight += noisy_weights[index]
+        if curr_weight >= target_weight:
+            bin_cuts.append(right_edge)
+            bin_weights.append(curr_weight)
+            curr_weight = 0
+    if len(bin_weights) == 1:
+        bin_weights.append(target_weight)
+        bin_cuts = np.empty(0, dtype=np.float64)
+    else:
+        bin_cuts = np.array(bin_cuts, dtype=np.float64)[1:-1]
+        bin_weights[-1] += curr_weight
+    return bin_cuts, bin_weights
+
+
+def public_threshold_numeric_binning(X_col, sample_weight, noise_scale, max_bins, min_feature_val,
+                                     max_feature_val, rng=None):
+    """interpret's private_numeric_binning (same signature, same noise draws) with a private merge threshold."""
+    if sample_weight is not None:
+        raise RuntimeError("dpbench's DP-EBM binning takes no sample weights")
+    native = Native.get_native_singleton()
+    counts, edges = np.histogram(X_col, bins=max_bins * 2, range=(min_feature_val, max_feature_val))
+    noisy = counts + native.generate_gaussian_random(rng=rng, stddev=noise_scale, count=counts.shape[0])
+    return merge_noisy_histogram(np.clip(noisy, 0, None), edges, max_bins)
+
+
+def gdp_noise_multi(total_queries, target_epsilon, delta) -> float:
+    """interpret's calc_gdp_noise_multi (std of each of `total_queries` GDP-composed unit-sensitivity queries
+    spending (target_epsilon, delta)) with dpbench's (epsilon, delta) -> mu."""
+    return math.sqrt(total_queries) / mu_from_epsilon_delta(target_epsilon, delta)
+
+
+def _no_categorical_binning(*args, **kwargs):
+    raise RuntimeError("interpret's private categorical binning (categories taken from the data) was reached "
+                       "in a dpbench DP-EBM fit; dpbench passes every feature as continuous")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# change 3: the regression model kept inside the target range
+# ---------------------------------------------------------------------------------------------------------
+class _BoundedBooster(Booster):
+    """interpret's Booster; inside a dpbench regression fit it projects each update (set_term_update) so that
+    score_range[0] <= intercept + sum_j term_j[b_j] <= score_range[1] for every combination of bins b."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        fit = getattr(_LOCAL, "fit", None)
+        self._score_range = None if fit is None else fit.score_range
+        self._pending = None
+
+    def __enter__(self):
+        booster = super().__enter__()
+        if self._score_range is not None:
+            if self.init_scores is not None or np.size(self.intercept) != 1:
+                raise RuntimeError("dpbench's bounded DP-EBM booster expects one score and no init_scores")
+            if any(len(f) != 1 for f in self.term_features):
+                raise RuntimeError("dpbench's bounded DP-EBM booster expects main effects only")
+            self._offset = float(np.ravel(self.intercept)[0])
+            self._terms = [self._get_current_term_scores(j) for j in range(len(self.term_features))]
+            self._low = np.array([t.min() for t in self._terms])
+            self._high = np.array([t.max() for t in self._terms])
+            lo, hi = self._score_range
+            if not lo <= self._offset + self._low.sum() <= self._offset + self._high.sum() <= hi:
+                raise RuntimeError("DP-EBM's initial model lies outside the target range")
+        return booster
+
+    def set_term_update(self, term_idx, update_scores):
+        if self._score_range is None:
+            return super().set_term_update(term_idx, update_scores)
+        if term_idx < 0:
+            raise RuntimeError("dpbench's bounded DP-EBM booster got an intercept update")
+        lo, hi = self._score_range
+        others_low = self._low.sum() - self._low[term_idx]
+        others_high = self._high.sum() - self._high[term_idx]
+        old = self._terms[term_idx]
+        new = np.clip(old + update_scores, lo - self._offset - others_low, hi - self._offset - others_high)
+        projected = new - old
+        super().set_term_update(term_idx, projected)
+        self._pending = (term_idx, old + projected)  # what the native model holds after apply_term_update
+        return None
+
+    def apply_term_update(self):
+        metric = super().apply_term_update()
+        if self._score_range is not None and self._pending is not None:
+            j, term = self._pending
+            self._terms[j], self._low[j], self._high[j] = term, term.min(), term.max()
+            self._pending = None
+        return metric
+
+
+# ---------------------------------------------------------------------------------------------------------
+# swapping them in for one fit
+# ---------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _FitState:
+    score_range: tuple[float, float] | None  # regression: (min_target, max_target); classification: None
+
+
+_LOCAL = threading.local()  # the dpbench fit running in this thread, if any
+_SWAP_LOCK = threading.Lock()
+_swap = {"active": 0, "originals": {}}
+
+
+def _dispatch_numeric(*args, **kwargs):
+    if getattr(_LOCAL, "fit", None) is not None:
+        return public_threshold_numeric_binning(*args, **kwargs)
+    return _swap["originals"][_PRE, "private_numeric_binning"](*args, **kwargs)
+
+
+def _dispatch_categorical(*args, **kwargs):
+    if getattr(_LOCAL, "fit", None) is not None:
+        return _no_categorical_binning(*args, **kwargs)
+    return _swap["originals"][_PRE, "private_categorical_binning"](*args, **kwargs)
+
+
+def _dispatch_noise(*args, **kwargs):
+    if getattr(_LOCAL, "fit", None) is not None:
+        return gdp_noise_multi(*args, **kwargs)
+    return _resolve("interpret.utils._privacy", "calc_gdp_noise_multi")(*args, **kwargs)
+
+
+_REPLACEMENTS = {
+    "private_numeric_binning": _dispatch_numeric,
+    "private_categorical_binning": _dispatch_categorical,
+    "calc_gdp_noise_multi": _dispatch_noise,
+    "Booster": _BoundedBooster,  # behaves as interpret's Booster outside a dpbench regression fit
+}
+
+
+def check_interpret_internals() -> None:
+    """Raise InterpretChangedError unless the interpret code the privacy argument reads is 0.7.8's."""
+    problems = []
+    for module, name in _SWAPPED:
+        try:
+            current = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            problems.append(f"{module}.{name} no longer exists")
+            continue
+        if _swap["active"] and current is not _REPLACEMENTS[name]:
+            problems.append(f"{module}.{name} was replaced during a dpbench fit")
+    if not _swap["active"] and not problems:
+        if _resolve("interpret.utils._preprocessor", "private_numeric_binning") is not _resolve(
+                "interpret.utils._privacy", "private_numeric_binning"):
+            problems.append("interpret.utils._preprocessor.private_numeric_binning is not _privacy's")
+        for module in ("interpret.utils._preprocessor", "interpret.glassbox._ebm._ebm"):
+            if _resolve(module, "calc_gdp_noise_multi") is not _resolve("interpret.utils._privacy",
+                                                                        "calc_gdp_noise_multi"):
+                problems.append(f"{module}.calc_gdp_noise_multi is not _privacy's")
+        if _resolve("interpret.glassbox._ebm._boost", "Booster") is not Booster:
+            problems.append("interpret.glassbox._ebm._boost.Booster is not interpret.utils._native.Booster")
+    for (module, name), expected in _VERIFIED_SOURCES.items():
+        try:
+            found = _fingerprint(_resolve(module, name))
+        except (ImportError, AttributeError, OSError, TypeError):
+            problems.append(f"{module}.{name} cannot be read")
+            continue
+        if found != expected:
+            problems.append(f"{module}.{name} differs from interpret {VERIFIED_INTERPRET}'s")
+    if problems:
+        import interpret
+
+        raise InterpretChangedError(
+            f"dpbench's DP-EBM privacy fixes were verified against interpret {VERIFIED_INTERPRET}'s internals, "
+            f"but with interpret {getattr(interpret, '__version__', '?')} installed: " + "; ".join(problems)
+            + ". Re-check the argument in dpbench/algorithms/dp_ebm.py (and its fingerprints) before fitting."
+        )
+
+
+@contextmanager
+def _private_interpret(score_range: tuple[float, float] | None):
+    """dpbench's replacements active for interpret fits in this thread, for the duration of the block."""
+    with _SWAP_LOCK:
+        check_interpret_internals()
+        if _swap["active"] == 0:
+            for module, name in _SWAPPED:
+                mod = importlib.import_module(module)
+                _swap["originals"][module, name] = getattr(mod, name)
+                setattr(mod, name, _REPLACEMENTS[name])
+        _swap["active"] += 1
+    previous = getattr(_LOCAL, "fit", None)
+    _LOCAL.fit = _FitState(score_range)
+    try:
+        yield
+    finally:
+        _LOCAL.fit = previous
+        with _SWAP_LOCK:
+            _swap["active"] -= 1
+            if _swap["active"] == 0:
+                for module, name in _SWAPPED:
+                    setattr(importlib.import_module(module), name, _swap["originals"].pop((module, name)))
+
+
+def reachable_score_range(model) -> tuple[float, float]:
+    """Min and max over the feature box of a fitted additive model (bins 1..-2; 0 and -1: missing, unseen)."""
+    lows = sum(float(np.min(t[1:-1])) for t in model.term_scores_)
+    highs = sum(float(np.max(t[1:-1])) for t in model.term_scores_)
+    return model.intercept_ + lows, model.intercept_ + highs
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the estimators
+# ---------------------------------------------------------------------------------------------------------
 class _DPEBMMixin:
     """What the regressor and the classifier share: parameter checks, bounds, seeding, the interpret call."""
 
+    _parameter_constraints = {**PRIVACY, "x_bound": POSITIVE, "max_rounds": COUNT, "max_leaves": COUNT,
+                              "learning_rate": POSITIVE, "max_bins": [Interval(Integral, 3, None, closed="left")],
+                              "bin_budget_frac": FRACTION, "feature_types": [None, "array-like"]}
+
     def _check_ebm_params(self) -> None:
-        check_epsilon_delta(self.epsilon, self.delta)
-        check_positive("x_bound", self.x_bound)
-        check_positive_int("max_rounds", self.max_rounds)
-        check_positive_int("max_leaves", self.max_leaves)
-        check_positive("learning_rate", self.learning_rate)
-        if check_positive_int("max_bins", self.max_bins) < 3:
-            raise ValueError(f"max_bins must be an integer >= 3, got {self.max_bins!r}")
-        if check_positive("bin_budget_frac", self.bin_budget_frac) >= 1:
-            raise ValueError(f"bin_budget_frac must lie strictly between 0 and 1, got {self.bin_budget_frac!r}")
+        BaseEstimator._validate_params(self)
 
     def _feature_types(self, d: int) -> list[str]:
         if self.feature_types is None:
@@ -67,11 +367,21 @@ class _DPEBMMixin:
             raise ValueError(f"feature_types entries must be one of {FEATURE_TYPES}, got {bad}")
         return types
 
+    def _clip_bounds(self, d: int) -> np.ndarray:
+        """Public (low, high) per feature: [0, 1] for an indicator ('nominal'), [-x_bound, x_bound] otherwise."""
+        bounds = np.tile([-float(self.x_bound), float(self.x_bound)], (d, 1))
+        bounds[[t == "nominal" for t in self._feature_types(d)]] = INDICATOR_BOUNDS
+        return bounds
+
+    def _clip(self, X: np.ndarray) -> np.ndarray:
+        return np.clip(X, self.clip_bounds_[:, 0], self.clip_bounds_[:, 1])
+
     def _fit_interpret(self, cls, X, y, rng, ledger: PrivacyLedger, **target_bounds):
         d = X.shape[1]
+        self.clip_bounds_ = self._clip_bounds(d)
         model = cls(
-            feature_types=self._feature_types(d),
-            privacy_bounds=np.tile([-self.x_bound, self.x_bound], (d, 1)).astype(float),
+            feature_types=["continuous"] * d,  # never 'nominal': interpret takes the categories from the data
+            privacy_bounds=self.clip_bounds_.copy(),
             max_rounds=self.max_rounds,
             max_leaves=self.max_leaves,
             learning_rate=self.learning_rate,
@@ -79,29 +389,57 @@ class _DPEBMMixin:
             bin_budget_frac=self.bin_budget_frac,
             epsilon=self.epsilon,
             delta=self.delta,
-            n_jobs=1,
+            outer_bags=1,  # several bags would be weighted by their sizes
+            validation_size=0,  # no validation split, hence no early stopping
+            n_jobs=1,  # in this process and thread, where dpbench's replacements are active
             random_state=int(rng.integers(2**31 - 1)),
             **target_bounds,
         )
-        with warnings.catch_warnings():
+        score_range = None
+        if target_bounds:
+            score_range = (target_bounds["privacy_target_min"], target_bounds["privacy_target_max"])
+        with _private_interpret(score_range), warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_SEED_WARNING)
             try:
-                model.fit(clip_values(X, self.x_bound), y)
+                model.fit(self._clip(X), y)
             except Exception as exc:  # noqa: BLE001 - any interpret failure is a failed run, said clearly
-                raise RuntimeError(
-                    f"DP-EBM (interpret) failed to fit at epsilon={self.epsilon}, delta={self.delta}: "
-                    f"{type(exc).__name__}: {str(exc).rstrip('.')}. At small epsilon interpret's privacy budget "
-                    "allocation can have no solution (paper 001, App. A.3)."
-                ) from exc
-        domain = 2 * target_bounds["privacy_target_max"] if target_bounds else 1.0
-        ledger.record_dp("DP-EBM binning and boosting (interpret's GDP accounting)", "interpret_dp_ebm",
-                         self.epsilon, self.delta, sensitivity=domain * self.learning_rate,
-                         noise_scale=float(model.noise_scale_boosting_))
+                raise RuntimeError(f"DP-EBM (interpret) failed to fit at epsilon={self.epsilon}, delta={self.delta}: "
+                                   f"{type(exc).__name__}: {exc}") from exc
+        # interpret's bag_weights_ is n itself; with one bag it weights nothing: the released noisy total instead
+        model.bag_weights_ = np.array([np.mean([np.sum(w) for w in model.bin_weights_])])
+        if score_range is not None:
+            low, high = reachable_score_range(model)
+            slack = 1e-9 * (score_range[1] - score_range[0])
+            if low < score_range[0] - slack or high > score_range[1] + slack:
+                raise RuntimeError(f"DP-EBM's model ranges over [{low}, {high}], outside the target range "
+                                   f"{score_range}: the residual bound of its privacy argument failed")
+        self._record(model, ledger, d, score_range)
         return model
+
+    def _record(self, model, ledger: PrivacyLedger, d: int, score_range) -> None:
+        """Two entries (interpret's split, basic composition), noise scales checked against dpbench's accounting."""
+        bin_eps, bin_delta = self.epsilon * self.bin_budget_frac, self.delta / 2
+        boost_eps, boost_delta = self.epsilon - bin_eps, self.delta - bin_delta
+        domain = 1.0 if score_range is None else score_range[1] - score_range[0]
+        queries = self.max_rounds * d
+        s_bin = gdp_noise_multi(d, bin_eps, bin_delta)
+        s_boost = gdp_noise_multi(queries, boost_eps, boost_delta) * domain * self.learning_rate
+        for name, expected in [("noise_scale_binning_", s_bin), ("noise_scale_boosting_", s_boost)]:
+            found = float(getattr(model, name))
+            if not math.isclose(found, expected, rel_tol=1e-12):
+                raise InterpretChangedError(f"interpret's {name} is {found}; dpbench's accounting gives {expected}")
+        ledger.accountant = "basic"
+        ledger.record_dp(f"DP-EBM binning: {2 * (self.max_bins - 1)}-bin histogram of each of the {d} clipped "
+                         f"features (GDP over {d} queries, in interpret)", "interpret_binning",
+                         bin_eps, bin_delta, sensitivity=1.0, noise_scale=float(model.noise_scale_binning_))
+        ledger.record_dp(f"DP-EBM boosting: per-leaf gradient sums, {self.max_rounds} rounds x {d} features "
+                         f"(GDP over {queries} queries, in interpret)", "interpret_boosting",
+                         boost_eps, boost_delta, sensitivity=domain * self.learning_rate,
+                         noise_scale=float(model.noise_scale_boosting_))
 
     def _predict_X(self, X):
         check_is_fitted(self, "model_")
-        return clip_values(validate_data(self, check_X_y(X), dtype=float, reset=False), self.x_bound)
+        return self._clip(validate_data(self, check_X_y(X), dtype=float, reset=False))
 
 
 class DPEBMRegressor(_DPEBMMixin, RegressorMixin, BaseEstimator):
@@ -110,11 +448,12 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, BaseEstimator):
     Defaults are interpret's DP defaults, which are the settings of the DP-EBM
     paper (max_bins 32, learning_rate 0.01, 300 rounds, 3 leaves, 10% of
     epsilon for binning), with x_bound = y_bound = 1 as for BoostedAdaSSP.
-    The ledger entry's sensitivity / noise_scale are those of one boosting
-    update (2 y_bound * learning_rate; interpret's per-update noise std).
+    The model is kept inside [-y_bound, y_bound] over the whole feature box
+    (the residual bound of the privacy argument: module docstring, change 3).
     """
 
     private = True
+    _parameter_constraints = {**_DPEBMMixin._parameter_constraints, "y_bound": POSITIVE}
 
     def __init__(
         self,
@@ -144,10 +483,9 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         self._check_ebm_params()
-        check_positive("y_bound", self.y_bound)
         check_X_y(X, y)
         X, y = validate_data(self, X, y, dtype=float, y_numeric=True)
-        self.privacy_ledger_ = PrivacyLedger()
+        self.privacy_ledger_ = PrivacyLedger(accountant="basic")
         rng = np.random.default_rng(self.random_state)
         self.model_ = self._fit_interpret(
             DPExplainableBoostingRegressor, X, clip_values(y, self.y_bound), rng, self.privacy_ledger_,
@@ -168,7 +506,8 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, BaseEstimator):
 class DPEBMClassifier(_DPEBMMixin, DPClassifier):
     """DP-EBM binary classifier (interpret's DPExplainableBoostingClassifier) with data-independent bounds.
 
-    Labels are bounded by construction (interpret's domain size 1).  Defaults
+    Labels are bounded by construction (interpret's domain size 1: the
+    log-loss gradient p - y lies in (-1, 1) whatever the model).  Defaults
     as DPEBMRegressor except max_leaves = 100, the setting of paper 001's
     main figures.  decision_function is interpret's log-odds.
     """
@@ -197,9 +536,6 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
         self.feature_types = feature_types
         self.random_state = random_state
 
-    def _validate_params(self):
-        self._check_ebm_params()
-
     def _fit_model(self, X, y01, mu, rng, ledger):
         self.model_ = self._fit_interpret(DPExplainableBoostingClassifier, X, y01.astype(int), rng, ledger)
 
@@ -214,13 +550,13 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
 
 register(AlgorithmSpec(
     "dp_ebm", DPEBMRegressor, "regression", private=True,
-    fixed_params={"x_bound": 1.0, "y_bound": 1.0, "max_rounds": 300, "max_leaves": 3},
-    tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND, "max_rounds": ITERATIONS, "max_leaves": LEAVES},
+    tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND, "max_rounds": ROUNDS, "max_leaves": LEAVES},
     description="DP-EBM (interpret): private explainable boosting with random-split trees",
+    audit_params={"max_rounds": 10},  # keeps the audit's thousands of fits cheap; the argument holds for all
 ))
 register(AlgorithmSpec(
     "dp_ebm_clf", DPEBMClassifier, "classification", private=True,
-    fixed_params={"x_bound": 1.0, "max_rounds": 300, "max_leaves": 100},
-    tuning_space={"x_bound": CLIP_BOUND, "max_rounds": ITERATIONS, "max_leaves": LEAVES},
+    tuning_space={"x_bound": CLIP_BOUND, "max_rounds": ROUNDS, "max_leaves": LEAVES},
     description="DP-EBM classifier (interpret); paper 001's tree-boosting partner",
+    audit_params={"max_rounds": 10, "max_leaves": 3},
 ))
