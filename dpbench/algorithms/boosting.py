@@ -134,7 +134,8 @@ def boosting_batch(estimators: list, starts: list, shared: SharedData, y: np.nda
         xtg = np.zeros_like(theta)
         for rows in blocks:
             Xb = X[rows]
-            xtg += Xb.T @ np.clip(negative_gradient(loss, y[rows, None], Xb @ theta), -bounds, bounds)
+            g = negative_gradient(loss, y[rows, None], Xb @ theta)
+            xtg += Xb.T @ np.maximum(np.minimum(g, bounds, out=g), -bounds, out=g)
         for r, (e, (gamma, release)) in enumerate(zip(estimators, starts, strict=True)):
             theta[:, r] += step_size(e.learning_rate, e.lr_schedule, t) * (gamma @ release(xtg[:, r]))
     return theta
