@@ -32,7 +32,7 @@ from dpbench.algorithms.dp_ebm import (
 )
 from dpbench.privacy import mu_from_epsilon_delta
 
-FAST = {"max_rounds": 5, "random_state": 0}  # a handful of rounds keeps every fit ~10 ms
+FAST = {"n_rounds": 5, "random_state": 0}  # a handful of rounds keeps every fit ~10 ms
 
 
 @pytest.fixture(scope="module")
@@ -68,9 +68,9 @@ def test_registry():
                                                                           "classification")]:
         spec = algorithms.get_spec(name)
         assert spec.estimator is cls and spec.task == task and spec.private
-        assert {"x_bound", "max_rounds", "max_leaves"} <= set(spec.tuning_space)  # paper 000 Table I
+        assert {"x_bound", "n_rounds", "max_leaves"} <= set(spec.tuning_space)  # paper 000 Table I
         assert "feature_types" in cls().get_params()  # the runner passes the schema's types
-        assert spec.audit_params["max_rounds"] <= 20
+        assert spec.audit_params["n_rounds"] <= 20
     assert algorithms.make("dp_ebm_clf").max_leaves == 100  # paper 001's main setting
     assert algorithms.make("dp_ebm").y_bound == 1.0
 
@@ -95,7 +95,7 @@ def test_a_level_in_one_row_does_not_change_the_bins():
     grid = np.linspace(0.0, 1.0, 2 * (32 - 1) + 1)
     raw_changed = 0
     for seed in range(20):
-        kw = dict(feature_types=types, max_rounds=2, random_state=seed)
+        kw = dict(feature_types=types, n_rounds=2, random_state=seed)
         with_row = DPEBMRegressor(**kw).fit(X, y).model_
         without = DPEBMRegressor(**kw).fit(X[keep], y[keep]).model_
         assert same_bins(with_row.bins_, without.bins_), f"seed {seed}"
@@ -210,7 +210,7 @@ def test_regression_model_stays_in_the_target_range():
     mp.setattr(dp_ebm._BoundedBooster, "apply_term_update", checking_apply)
     try:
         for seed in range(3):
-            est = DPEBMRegressor(random_state=seed, max_rounds=100).fit(X, y)
+            est = DPEBMRegressor(random_state=seed, n_rounds=100).fit(X, y)
             low, high = reachable_score_range(est.model_)
             assert -1.0 - 1e-9 <= low <= high <= 1.0 + 1e-9
     finally:
@@ -243,7 +243,7 @@ def test_ledger_is_interprets_binning_and_boosting(cls, reg_data):
     X, y, _, _ = reg_data
     eps, delta, yb, lr, R, f = 2.0, 1e-5, 3.0, 0.05, 7, 0.2
     d = X.shape[1]
-    kwargs = dict(epsilon=eps, delta=delta, learning_rate=lr, max_rounds=R, bin_budget_frac=f, random_state=0)
+    kwargs = dict(epsilon=eps, delta=delta, learning_rate=lr, n_rounds=R, bin_budget_frac=f, random_state=0)
     if cls is DPEBMRegressor:
         est, domain = cls(y_bound=yb, **kwargs).fit(X, y), 2 * yb
     else:
@@ -362,10 +362,10 @@ def test_data_are_clipped_to_the_bounds():
 
 def test_seeded_from_random_state(reg_data):
     X, y, Xt, _ = reg_data
-    p1, p2, p3 = (DPEBMRegressor(max_rounds=5, random_state=s).fit(X, y).predict(Xt) for s in (3, 3, 4))
+    p1, p2, p3 = (DPEBMRegressor(n_rounds=5, random_state=s).fit(X, y).predict(Xt) for s in (3, 3, 4))
     np.testing.assert_array_equal(p1, p2)
     assert not np.allclose(p1, p3)
-    assert np.all(np.isfinite(DPEBMRegressor(max_rounds=5).fit(X, y).predict(Xt)))  # random_state=None works
+    assert np.all(np.isfinite(DPEBMRegressor(n_rounds=5).fit(X, y).predict(Xt)))  # random_state=None works
 
 
 def test_regression_reaches_its_nonprivate_optimum_at_large_epsilon(reg_data):
@@ -375,7 +375,7 @@ def test_regression_reaches_its_nonprivate_optimum_at_large_epsilon(reg_data):
     test MSEs must agree within 3 standard errors of the baseline's test MSE (sd of the per-point squared
     errors / sqrt(m))."""
     X, y, Xt, yt = reg_data
-    est = DPEBMRegressor(epsilon=600.0, y_bound=2.0, learning_rate=0.1, max_rounds=300, random_state=0).fit(X, y)
+    est = DPEBMRegressor(epsilon=600.0, y_bound=2.0, learning_rate=0.1, n_rounds=300, random_state=0).fit(X, y)
     assert np.max(np.abs(y)) < 2.0
 
     def indicators(Z):
@@ -393,7 +393,7 @@ def test_classifier_accuracy_at_large_epsilon(clf_data):
     3 sqrt(2 p (1 - p) / m)."""
     X, y, Xt, yt = clf_data
     base = LogisticRegressionClassifier(C=1e4, fit_intercept=True).fit(X, y).score(Xt, yt)
-    est = DPEBMClassifier(epsilon=50.0, learning_rate=0.1, max_rounds=100, max_leaves=3, random_state=0).fit(X, y)
+    est = DPEBMClassifier(epsilon=50.0, learning_rate=0.1, n_rounds=100, max_leaves=3, random_state=0).fit(X, y)
     assert est.score(Xt, yt) > base - 3 * math.sqrt(2 * base * (1 - base) / len(yt))
     assert base > 0.7
 
@@ -417,7 +417,7 @@ def test_classifier_labels_and_scores(clf_data):
         ({"delta": 1.0}, "delta"),
         ({"x_bound": 0.0}, "x_bound"),
         ({"y_bound": -1.0}, "y_bound"),
-        ({"max_rounds": 0}, "max_rounds"),
+        ({"n_rounds": 0}, "n_rounds"),
         ({"max_leaves": 0}, "max_leaves"),
         ({"max_bins": 2}, "max_bins"),
         ({"learning_rate": 0.0}, "learning_rate"),

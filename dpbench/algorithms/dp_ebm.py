@@ -10,13 +10,13 @@ What is released and why it is private (interpret 0.7.8; `_ebm.py` is interpret/
    GDP-composed queries (interpret's `noise_scale_binning_`).  Clipping at 0, merging adjacent bins greedily
    up to a threshold, and the merged bins' weights (`bin_weights_`) are post-processing of the noisy
    histogram, provided the threshold is computed from it (change 2 below).
-2. Boosting (`_boost.py:280-312`): max_rounds cycles over the d features.  Each step splits the feature's bins
-   at random (public: depends only on the number of bins and the RNG) and releases, for each leaf,
+2. Boosting (`_boost.py:280-312`): n_rounds (interpret's max_rounds) cycles over the d features.  Each step
+   splits the feature's bins at random (public: depends only on the number of bins and the RNG) and releases, for each leaf,
    learning_rate * (sum of the gradients of the leaf's records) + N(0, s_boost^2); the update is that noisy sum
    over the leaf's noisy bin weight (post-processing of step 1).  A record lies in one leaf and its gradient
    is at most the domain size D (classification: |p - y| < 1 = D; regression: |f(x) - y| <= D = max_target -
    min_target when the current model f stays in [min_target, max_target] everywhere -- change 3), so the L2
-   sensitivity is learning_rate * D and s_boost = sqrt(max_rounds d) learning_rate D / mu_boost, mu_boost the
+   sensitivity is learning_rate * D and s_boost = sqrt(n_rounds d) learning_rate D / mu_boost, mu_boost the
    GDP mu of ((1 - bin_budget_frac) epsilon, delta / 2) (interpret's `noise_scale_boosting_`,
    `_ebm.py:960-988`).  Steps compose adaptively (each uses the model released so far).
 3. Nothing else reads the data: outer_bags = 1 and validation_size = 0 (so no validation split and no early
@@ -73,12 +73,21 @@ from numbers import Integral
 import numpy as np
 from interpret.privacy import DPExplainableBoostingClassifier, DPExplainableBoostingRegressor
 from interpret.utils._native import Booster, Native
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpbench.algorithms.base import COUNT, FRACTION, POSITIVE, PRIVACY, DPClassifier, check_X_y, clip_values
-from dpbench.algorithms.registry import CLIP_BOUND, LEAVES, ROUNDS, AlgorithmSpec, register
+from dpbench.algorithms.base import (
+    COUNT,
+    FRACTION,
+    POSITIVE,
+    PRIVACY,
+    DPClassifier,
+    DPEstimator,
+    check_X_y,
+    clip_values,
+)
+from dpbench.algorithms.registry import CLIP_BOUND, LEAVES, ROUNDS, algorithm
 from dpbench.privacy import PrivacyLedger, mu_from_epsilon_delta
 
 FEATURE_TYPES = ("continuous", "nominal")
@@ -349,12 +358,9 @@ def reachable_score_range(model) -> tuple[float, float]:
 class _DPEBMMixin:
     """What the regressor and the classifier share: parameter checks, bounds, seeding, the interpret call."""
 
-    _parameter_constraints = {**PRIVACY, "x_bound": POSITIVE, "max_rounds": COUNT, "max_leaves": COUNT,
+    _parameter_constraints = {**PRIVACY, "x_bound": POSITIVE, "n_rounds": COUNT, "max_leaves": COUNT,
                               "learning_rate": POSITIVE, "max_bins": [Interval(Integral, 3, None, closed="left")],
                               "bin_budget_frac": FRACTION, "feature_types": [None, "array-like"]}
-
-    def _check_ebm_params(self) -> None:
-        BaseEstimator._validate_params(self)
 
     def _feature_types(self, d: int) -> list[str]:
         if self.feature_types is None:
@@ -382,7 +388,7 @@ class _DPEBMMixin:
         model = cls(
             feature_types=["continuous"] * d,  # never 'nominal': interpret takes the categories from the data
             privacy_bounds=self.clip_bounds_.copy(),
-            max_rounds=self.max_rounds,
+            max_rounds=self.n_rounds,
             max_leaves=self.max_leaves,
             learning_rate=self.learning_rate,
             max_bins=self.max_bins,
@@ -421,7 +427,7 @@ class _DPEBMMixin:
         bin_eps, bin_delta = self.epsilon * self.bin_budget_frac, self.delta / 2
         boost_eps, boost_delta = self.epsilon - bin_eps, self.delta - bin_delta
         domain = 1.0 if score_range is None else score_range[1] - score_range[0]
-        queries = self.max_rounds * d
+        queries = self.n_rounds * d
         s_bin = gdp_noise_multi(d, bin_eps, bin_delta)
         s_boost = gdp_noise_multi(queries, boost_eps, boost_delta) * domain * self.learning_rate
         for name, expected in [("noise_scale_binning_", s_bin), ("noise_scale_boosting_", s_boost)]:
@@ -432,7 +438,7 @@ class _DPEBMMixin:
         ledger.record_dp(f"DP-EBM binning: {2 * (self.max_bins - 1)}-bin histogram of each of the {d} clipped "
                          f"features (GDP over {d} queries, in interpret)", "interpret_binning",
                          bin_eps, bin_delta, sensitivity=1.0, noise_scale=float(model.noise_scale_binning_))
-        ledger.record_dp(f"DP-EBM boosting: per-leaf gradient sums, {self.max_rounds} rounds x {d} features "
+        ledger.record_dp(f"DP-EBM boosting: per-leaf gradient sums, {self.n_rounds} rounds x {d} features "
                          f"(GDP over {queries} queries, in interpret)", "interpret_boosting",
                          boost_eps, boost_delta, sensitivity=domain * self.learning_rate,
                          noise_scale=float(model.noise_scale_boosting_))
@@ -442,7 +448,11 @@ class _DPEBMMixin:
         return self._clip(validate_data(self, check_X_y(X), dtype=float, reset=False))
 
 
-class DPEBMRegressor(_DPEBMMixin, RegressorMixin, BaseEstimator):
+@algorithm("dp_ebm", tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND, "n_rounds": ROUNDS,
+                                   "max_leaves": LEAVES},
+           audit_params={"n_rounds": 10},  # keeps the audit's thousands of fits cheap; the argument holds for all
+           description="DP-EBM (interpret): private explainable boosting with random-split trees")
+class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
     """DP-EBM regressor (interpret's DPExplainableBoostingRegressor) with data-independent bounds.
 
     Defaults are interpret's DP defaults, which are the settings of the DP-EBM
@@ -461,7 +471,7 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, BaseEstimator):
         delta=1e-6,
         x_bound=1.0,
         y_bound=1.0,
-        max_rounds=300,
+        n_rounds=300,
         max_leaves=3,
         learning_rate=0.01,
         max_bins=32,
@@ -473,7 +483,7 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, BaseEstimator):
         self.delta = delta
         self.x_bound = x_bound
         self.y_bound = y_bound
-        self.max_rounds = max_rounds
+        self.n_rounds = n_rounds
         self.max_leaves = max_leaves
         self.learning_rate = learning_rate
         self.max_bins = max_bins
@@ -482,11 +492,9 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y):
-        self._check_ebm_params()
+        rng, _ = self._start_fit()
         check_X_y(X, y)
         X, y = validate_data(self, X, y, dtype=float, y_numeric=True)
-        self.privacy_ledger_ = PrivacyLedger(accountant="basic")
-        rng = np.random.default_rng(self.random_state)
         self.model_ = self._fit_interpret(
             DPExplainableBoostingRegressor, X, clip_values(y, self.y_bound), rng, self.privacy_ledger_,
             privacy_target_min=-float(self.y_bound), privacy_target_max=float(self.y_bound),
@@ -497,12 +505,11 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, BaseEstimator):
         X = self._predict_X(X)  # checks fitted first
         return self.model_.predict(X)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = True
-        return tags
 
 
+@algorithm("dp_ebm_clf", tuning_space={"x_bound": CLIP_BOUND, "n_rounds": ROUNDS, "max_leaves": LEAVES},
+           audit_params={"n_rounds": 10, "max_leaves": 3},
+           description="DP-EBM classifier (interpret); paper 001's tree-boosting partner")
 class DPEBMClassifier(_DPEBMMixin, DPClassifier):
     """DP-EBM binary classifier (interpret's DPExplainableBoostingClassifier) with data-independent bounds.
 
@@ -517,7 +524,7 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
         epsilon=1.0,
         delta=1e-6,
         x_bound=1.0,
-        max_rounds=300,
+        n_rounds=300,
         max_leaves=100,
         learning_rate=0.01,
         max_bins=32,
@@ -528,7 +535,7 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
         self.epsilon = epsilon
         self.delta = delta
         self.x_bound = x_bound
-        self.max_rounds = max_rounds
+        self.n_rounds = n_rounds
         self.max_leaves = max_leaves
         self.learning_rate = learning_rate
         self.max_bins = max_bins
@@ -546,17 +553,3 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
     def predict_proba(self, X):
         X = self._predict_X(X)  # checks fitted first
         return self.model_.predict_proba(X)
-
-
-register(AlgorithmSpec(
-    "dp_ebm", DPEBMRegressor, "regression", private=True,
-    tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND, "max_rounds": ROUNDS, "max_leaves": LEAVES},
-    description="DP-EBM (interpret): private explainable boosting with random-split trees",
-    audit_params={"max_rounds": 10},  # keeps the audit's thousands of fits cheap; the argument holds for all
-))
-register(AlgorithmSpec(
-    "dp_ebm_clf", DPEBMClassifier, "classification", private=True,
-    tuning_space={"x_bound": CLIP_BOUND, "max_rounds": ROUNDS, "max_leaves": LEAVES},
-    description="DP-EBM classifier (interpret); paper 001's tree-boosting partner",
-    audit_params={"max_rounds": 10, "max_leaves": 3},
-))
