@@ -373,7 +373,7 @@ def run_audit(algorithms: list[str] | None = None, epsilons=(1.0,), designs=None
     results = joblib.Parallel(n_jobs=n_jobs)(tasks) if tasks else []
 
     groups: dict = {}
-    for (name, dname, eps, side), res in zip(keys, results):
+    for (name, dname, eps, side), res in zip(keys, results, strict=True):
         g = groups.setdefault((name, dname, eps), {"out": ([], []), "errors": Counter(), "gdp": True, "s": 0.0})
         g["out"][side].append(res["out"])
         g["errors"] += res["errors"]
