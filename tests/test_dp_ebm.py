@@ -22,7 +22,6 @@ from sklearn.preprocessing import FunctionTransformer
 
 from dpbench import algorithms
 from dpbench.algorithms import dp_ebm
-from dpbench.algorithms.nonprivate import LogisticRegressionClassifier
 from dpbench.algorithms.dp_ebm import (
     DPEBMClassifier,
     DPEBMRegressor,
@@ -30,6 +29,7 @@ from dpbench.algorithms.dp_ebm import (
     public_threshold_numeric_binning,
     reachable_score_range,
 )
+from dpbench.algorithms.nonprivate import LogisticRegressionClassifier
 from dpbench.privacy import mu_from_epsilon_delta
 
 FAST = {"n_rounds": 5, "random_state": 0}  # a handful of rounds keeps every fit ~10 ms
@@ -60,7 +60,7 @@ def privacy_warnings(fit) -> list[str]:
 
 
 def same_bins(a, b) -> bool:
-    return len(a) == len(b) and all(np.array_equal(x[0], y[0]) for x, y in zip(a, b))
+    return len(a) == len(b) and all(np.array_equal(x[0], y[0]) for x, y in zip(a, b, strict=True))
 
 
 def test_registry():
@@ -101,7 +101,7 @@ def test_a_level_in_one_row_does_not_change_the_bins():
         assert same_bins(with_row.bins_, without.bins_), f"seed {seed}"
         assert list(with_row.feature_types_in_) == ["continuous"] * 3
         assert np.all(np.isin(with_row.bins_[1][0], grid))  # cuts on the public grid
-        for a, b in zip(with_row.bin_weights_, without.bin_weights_):
+        for a, b in zip(with_row.bin_weights_, without.bin_weights_, strict=True):
             assert 0.0 <= a.sum() - b.sum() <= 1.0 + 1e-9 and np.count_nonzero(~np.isclose(a, b, atol=1e-9)) <= 1
         raw = dict(feature_types=types, privacy_bounds={0: (-1.0, 1.0)}, privacy_target_min=-1.0,
                    privacy_target_max=1.0, max_rounds=2, n_jobs=1, random_state=seed)
@@ -128,7 +128,7 @@ def test_categorical_binning_is_unreachable_in_a_dpbench_fit_only():
             out=interpret_preprocessor.private_categorical_binning(col, None, 1e-9, 2, native.create_rng(0))))
         thread.start()
         thread.join()
-        for part, exp in zip(other["out"], expected):  # interpret's own function ran in the other thread
+        for part, exp in zip(other["out"], expected, strict=True):  # interpret's own function ran in the other thread
             np.testing.assert_array_equal(part, exp)
     assert interpret_preprocessor.private_numeric_binning is private_numeric_binning
     assert interpret_preprocessor.private_categorical_binning is private_categorical_binning
@@ -160,7 +160,7 @@ def test_merge_threshold_is_the_noisy_total_not_n(monkeypatch):
     np.testing.assert_allclose(ours[0][1], ours[1][1], rtol=1e-12)  # h - counts + counts: h up to rounding
     theirs = [binned(private_numeric_binning, n) for n in (1000, 3000)]
     assert len(theirs[0][0]) != len(theirs[1][0])  # n leaks through interpret's threshold
-    for part, other in zip(binned(private_numeric_binning, 2000), ours[0]):  # sum(h) = n = 2000
+    for part, other in zip(binned(private_numeric_binning, 2000), ours[0], strict=True):  # sum(h) = n = 2000
         np.testing.assert_allclose(part, other, rtol=1e-12)
 
 
@@ -175,7 +175,7 @@ def test_threshold_of_a_fit_is_read_from_its_released_weights(reg_data):
     record = np.full((1, X.shape[1]), 0.999)
     b = DPEBMRegressor(**FAST).fit(np.vstack([X, record]), np.append(y, 0.0)).model_
     assert same_bins(a.bins_, b.bins_)
-    for wa, wb in zip(a.bin_weights_, b.bin_weights_):
+    for wa, wb in zip(a.bin_weights_, b.bin_weights_, strict=True):
         np.testing.assert_allclose(wa[:-2], wb[:-2], atol=1e-9)  # every bin but the record's (the last)
         assert 0.0 <= wb[-2] - wa[-2] <= 1.0 + 1e-9
 

@@ -10,8 +10,8 @@ from sklearn.preprocessing import FunctionTransformer
 
 from dpbench import algorithms
 from dpbench.algorithms.boosting import BoostedAdaSSPRegressor
-from dpbench.algorithms.ssp import AdaSSPRegressor, SSPRegressor
 from dpbench.algorithms.nonprivate import OLSRegressor, RidgeRegressor
+from dpbench.algorithms.ssp import AdaSSPRegressor, SSPRegressor
 from dpbench.privacy import mu_from_epsilon_delta, split_mu
 
 PRIVATE = [AdaSSPRegressor, BoostedAdaSSPRegressor, SSPRegressor]
@@ -22,7 +22,8 @@ def test_registry_lists_and_builds():
     for n in ["adassp", "boosted_adassp", "ssp", "ols", "ridge"]:
         assert n in names
     est = algorithms.make("boosted_adassp", epsilon=2.0)
-    assert est.n_rounds == 100 and est.x_bound == 1.0 and est.y_bound == 1.0 and est.lr_schedule == "constant" and est.learning_rate == 1.0
+    assert est.n_rounds == 100 and est.x_bound == 1.0 and est.y_bound == 1.0
+    assert est.lr_schedule == "constant" and est.learning_rate == 1.0
     assert est.epsilon == 2.0
     with pytest.raises(ValueError, match="unknown algorithm 'nope'.*adassp"):
         algorithms.make("nope")

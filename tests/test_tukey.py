@@ -250,7 +250,8 @@ def test_ledger_when_ptr_passes():
     est = TukeyEMRegressor(epsilon=eps, delta=delta, n_models=1000, fit_intercept=True, random_state=1).fit(X, y)
     assert est.fit_status_ == "ok" and est.ptr_passed_
     check_ledger(est, eps, delta)
-    # Alg. 1 at the model level: threshold log(1/(2 delta_u)) / (eps_u/2), Lemma 3.6 at (eps_u/2, delta_u / (8 e^{eps_u/2}))
+    # Alg. 1 at the model level: threshold log(1/(2 delta_u)) / (eps_u/2),
+    # Lemma 3.6 at (eps_u/2, delta_u / (8 e^{eps_u/2}))
     assert est.ptr_threshold_ == pytest.approx(math.log(1 / 2e-6) / 0.35)
     rng = np.random.default_rng(1)  # replay the estimator's draws: partition, then perturbation
     S = sorted_projections(partition_ols(np.hstack([X, np.ones((len(X), 1))]), y, 1000, rng), 1e-10, rng)

@@ -11,7 +11,8 @@ What is released and why it is private (interpret 0.7.8; `_ebm.py` is interpret/
    up to a threshold, and the merged bins' weights (`bin_weights_`) are post-processing of the noisy
    histogram, provided the threshold is computed from it (change 2 below).
 2. Boosting (`_boost.py:280-312`): n_rounds (interpret's max_rounds) cycles over the d features.  Each step
-   splits the feature's bins at random (public: depends only on the number of bins and the RNG) and releases, for each leaf,
+   splits the feature's bins at random (public: depends only on the number of bins and the RNG) and releases,
+   for each leaf,
    learning_rate * (sum of the gradients of the leaf's records) + N(0, s_boost^2); the update is that noisy sum
    over the leaf's noisy bin weight (post-processing of step 1).  A record lies in one leaf and its gradient
    is at most the domain size D (classification: |p - y| < 1 = D; regression: |f(x) - y| <= D = max_target -
