@@ -276,6 +276,14 @@ def test_no_branch_on_n():
     assert est.ptr_distance_ is not None and est.fit_status_ in ("ok", "ptr_failed")
 
 
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_parts_smaller_than_d_fit_like_the_others(n):
+    """An exception only on one of two neighbouring datasets would be observable: tiny parts must just fit."""
+    X, y = easy_data(n=n, d=3)
+    est = TukeyEMRegressor(EPS, DELTA, n_models=10, random_state=0).fit(X, y)
+    assert est.fit_status_ == "ptr_failed" and np.all(est.coef_ == 0)
+
+
 def test_single_model_is_a_status_not_a_crash():
     X, y = easy_data(n=1_000, d=2)
     with pytest.warns(RuntimeWarning, match="n_models >= 2"):

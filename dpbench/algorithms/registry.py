@@ -32,8 +32,10 @@ class AlgorithmSpec:
     tuning_space: dict[str, dict] = field(default_factory=dict)
     description: str = ""
     # the empirical audit (dpbench.privacy.audit): hyperparameters that keep its thousands of fits cheap
-    # (the privacy argument holds for every setting), and an n at which the algorithm once branched on n
+    # (the privacy argument holds for every setting), the rows its designs need to reach the algorithm's
+    # releases (None: the audit's default), and an n at which the algorithm once branched on n (d = 3)
     audit_params: dict[str, Any] = field(default_factory=dict)
+    audit_rows: int | None = None
     audit_branch_n: int | None = None
 
     @property

@@ -40,16 +40,18 @@ def partition_ols(X: np.ndarray, y: np.ndarray, n_models: int, rng: np.random.Ge
     depends on n, and one more record can move records between two parts).
     A part with fewer than d rows gets its minimum-norm solution.
 
-    Each part is zero-padded to the largest part's size (a zero row with a
-    zero label leaves a least-squares problem unchanged) and the parts are
-    solved together, in chunks of ~_CHUNK_FLOATS numbers: batched QR, then
-    the SVD of the d x d factor R gives the minimum-norm solution
-    (np.linalg.lstsq's answer, also when a part is rank deficient, e.g. a
-    one-hot column absent from it).
+    Each part is zero-padded to the largest part's size and to at least d rows
+    (a zero row with a zero label leaves a least-squares problem unchanged;
+    without the d, a part smaller than d failed, and an error on one dataset
+    but not on its neighbour is itself a release) and the parts are solved
+    together, in chunks of ~_CHUNK_FLOATS numbers: batched QR, then the SVD
+    of the d x d factor R gives the minimum-norm solution (np.linalg.lstsq's
+    answer, also when a part is rank deficient, e.g. a one-hot column absent
+    from it).
     """
     n, d = X.shape
     parts = random_parts(n, np.ones(n_models), rng)
-    idx = np.full((n_models, max(1, max(p.size for p in parts))), -1, dtype=np.intp)
+    idx = np.full((n_models, max(d, max(p.size for p in parts))), -1, dtype=np.intp)  # >= d rows: square R
     for j, p in enumerate(parts):
         idx[j, : p.size] = p
     models = np.empty((n_models, d))
@@ -197,8 +199,8 @@ def sample_point_with_depth(S: np.ndarray, depth: int, rng: np.random.Generator)
     return y
 
 
-@algorithm("tukey", tuning_space={"n_models": ROUNDS}, audit_params={"n_models": 10},
-           audit_branch_n=20,  # n = m d with the audit's d = 2: the old code returned the zero model below it
+@algorithm("tukey", tuning_space={"n_models": ROUNDS},
+           audit_branch_n=2999,  # the old code returned the zero model below n = m d = 1000 x 3
            description="TukeyEM (Amin et al. 2023): PTR + exponential mechanism over approximate Tukey depth of m "
                        "OLS models")
 class TukeyEMRegressor(DPLinearRegressor):

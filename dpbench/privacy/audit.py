@@ -208,20 +208,26 @@ def _e(i: int) -> np.ndarray:
     return np.eye(N_FEATURES)[i]
 
 
+def _rows(spec) -> int:
+    """Rows of D: N_ROWS, or what the algorithm needs for its private estimates to succeed (spec.audit_rows)."""
+    return spec.audit_rows or N_ROWS
+
+
 def clip_pull(spec) -> Design:
-    """N_ROWS records at the clip bound x = e1 with label -10 (class 0); the added one at e1 with +10 (class 1).
+    """Records at the clip bound x = e1 with label -10 (class 0); the added one at e1 with +10 (class 1).
 
     The added record pulls against every other; classifiers also get one class-1 record at -e1 (two classes).
     """
-    X = np.tile(_e(0), (N_ROWS, 1))
+    n = _rows(spec)
+    X = np.tile(_e(0), (n, 1))
     if spec.task == "classification":
-        return Design(np.vstack([X, -_e(0)]), np.append(np.zeros(N_ROWS), 1.0), _e(0), 1.0)
-    return Design(X, np.full(N_ROWS, -10.0), _e(0), 10.0)
+        return Design(np.vstack([X, -_e(0)]), np.append(np.zeros(n), 1.0), _e(0), 1.0)
+    return Design(X, np.full(n, -10.0), _e(0), 10.0)
 
 
 def label_outlier(spec) -> Design:
     """Ordinary data; the added record at a corner of the unit ball with label 1e3 (classifiers: the wrong class)."""
-    X, y = _ordinary(N_ROWS, spec.task, seed=1)
+    X, y = _ordinary(_rows(spec), spec.task, seed=1)
     x = np.ones(N_FEATURES) / np.sqrt(N_FEATURES)
     label = 0.0 if spec.task == "classification" else 1e3  # x @ _W > 0: class 1 would be expected
     return Design(X[:-1], y[:-1], x, label)
@@ -248,11 +254,11 @@ def rare_category(spec) -> Design:
 
     Algorithms with `feature_types` are told the schema (continuous, nominal x 4), as the runner does.
     """
-    levels, rng = 4, np.random.default_rng(3)
-    x1 = rng.uniform(-0.5, 0.5, N_ROWS)
-    lev = np.arange(N_ROWS) % (levels - 1)
+    levels, rng, n = 4, np.random.default_rng(3), _rows(spec)
+    x1 = rng.uniform(-0.5, 0.5, n)
+    lev = np.arange(n) % (levels - 1)
     X = np.column_stack([x1, np.eye(levels)[lev]])
-    y = 0.5 * x1 + np.array([0.2, -0.2, 0.1])[lev] + rng.normal(0, 0.05, N_ROWS)
+    y = 0.5 * x1 + np.array([0.2, -0.2, 0.1])[lev] + rng.normal(0, 0.05, n)
     if spec.task == "classification":
         y = (y > 0).astype(float)
         y[:2] = [0.0, 1.0]
@@ -268,8 +274,8 @@ def rare_label(spec) -> Design | None:
     unusual x (a corner of the unit ball in the class-0 direction)."""
     if spec.task != "classification":
         return None
-    X, _ = _ordinary(N_ROWS, spec.task, seed=4)
-    y = np.zeros(N_ROWS)
+    X, _ = _ordinary(_rows(spec), spec.task, seed=4)
+    y = np.zeros(len(X) - 1)
     y[0] = 1.0
     return Design(X[:-1], y, -np.ones(N_FEATURES) / np.sqrt(N_FEATURES), 1.0)
 
