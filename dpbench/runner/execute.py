@@ -1,13 +1,23 @@
-"""Execute a sweep with joblib: one task per unit (dataset split), parts written as runs finish."""
+"""Execute a sweep with joblib: one task per chunk of a unit's runs, parts written as runs finish.
+
+Chunks (runner.chunk_runs) keep workers balanced and the progress bar moving;
+a chunk loads its unit's data, cached per process so that a worker running
+consecutive chunks of one unit loads it once.  Each task pins BLAS to
+runner.blas_threads threads (processes x BLAS threads must not oversubscribe
+the cores) and stops writing once its sweep is gone (runner.lock).  A re-run
+skips finished runs and redoes harness failures (results.RETRIED_STATUSES).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import platform
 import subprocess
 import time
 import traceback
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,12 +26,14 @@ import joblib
 import numpy as np
 import scipy
 import sklearn
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 import dpbench
 from dpbench import algorithms, results
 from dpbench.data import MissingDataError, dataset_label, load_dataset
-from dpbench.runner.grid import RunSpec, Unit, canonical_json, expand, group_units, stable_hash
+from dpbench.runner import lock
+from dpbench.runner.grid import RunSpec, Unit, canonical_json, chunk_units, expand, group_units, stable_hash
 from dpbench.runner.metrics import evaluate
 
 
@@ -99,67 +111,175 @@ def fit_one(run: RunSpec, data) -> dict:
     return row
 
 
-def run_unit(unit: Unit, sweep_dir: str, prov: Provenance, part_size: int) -> int:
-    """Load the unit's data once, fit its runs, write a part every `part_size` runs.  Returns runs done."""
-    stem = stable_hash(unit.runs[0].unit_key + unit.runs[0].run_id, 12)
+@dataclass(frozen=True)
+class TaskContext:
+    """What every chunk task needs besides its runs (sent to the workers)."""
+
+    sweep_dir: str
+    prov: Provenance
+    part_size: int
+    blas_threads: int | None
+    owner: lock.Owner
+
+
+_loaded: dict = {}  # this process's last loaded unit
+_parent: dict[int, int] = {}  # pid -> its parent at its first task (for a worker the sweep started: the sweep)
+
+
+def _sweep_gone(ctx: TaskContext) -> bool:
+    """True once the sweep that sent this task is gone; an orphaned worker of that sweep then exits."""
+    if ctx.owner.alive():
+        return False
+    parent = _parent.get(os.getpid())
+    if parent == ctx.owner.pid and os.getppid() != parent:
+        os._exit(0)
+    return True
+
+
+def _load(unit: Unit, data_dir: str | None):
+    """The unit's data; kept for the next task, which is often the next chunk of the same unit."""
+    key = (unit.runs[0].unit_key, data_dir)
+    data = _loaded.get(key)
+    if data is None:
+        data = load_dataset(unit.dataset, split_seed=unit.data_seed, data_dir=data_dir, split=unit.split)
+        _loaded.clear()
+        _loaded[key] = data
+    return data
+
+
+def _write(rows: list[dict], ctx: TaskContext) -> int:
+    """Write rows as one part unless the sweep is gone (a re-run may be redoing them); returns rows written."""
+    if _sweep_gone(ctx):
+        return 0
+    results.write_part(rows, ctx.sweep_dir, f"{rows[0]['run_id']}-{uuid.uuid4().hex[:8]}")
+    return len(rows)
+
+
+def _run_chunk(chunk: Unit, ctx: TaskContext) -> int:
+    base = {r.run_id: {**_base_row(r, ctx.prov), "attempt": chunk.attempts.get(r.run_id, 1)} for r in chunk.runs}
     try:
-        data = load_dataset(unit.dataset, split_seed=unit.data_seed, data_dir=prov.data_dir, split=unit.split)
+        data = _load(chunk, ctx.prov.data_dir)
     except MissingDataError as exc:
-        rows = [{**_base_row(r, prov), "status": "missing_data", "error": str(exc)} for r in unit.runs]
-        results.write_part(rows, sweep_dir, f"{stem}-missing")
-        return len(unit.runs)
+        return _write([{**base[r.run_id], "status": "missing_data", "error": str(exc)} for r in chunk.runs], ctx)
     except Exception as exc:  # noqa: BLE001
         err = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"[:2000]
-        rows = [{**_base_row(r, prov), "status": "data_error", "error": err} for r in unit.runs]
-        results.write_part(rows, sweep_dir, f"{stem}-data-error")
-        return len(unit.runs)
+        return _write([{**base[r.run_id], "status": "data_error", "error": err} for r in chunk.runs], ctx)
     rows: list[dict] = []
-    for i, run in enumerate(unit.runs):
-        rows.append({**_base_row(run, prov), **fit_one(run, data)})
-        if len(rows) >= part_size or i == len(unit.runs) - 1:
-            results.write_part(rows, sweep_dir, f"{stem}-{rows[0]['run_id']}")
-            rows = []
-    return len(unit.runs)
+    written = 0
+    for i, run in enumerate(chunk.runs):
+        if _sweep_gone(ctx):
+            break
+        rows.append({**base[run.run_id], **fit_one(run, data)})
+        if len(rows) >= ctx.part_size or i == len(chunk.runs) - 1:
+            n = _write(rows, ctx)
+            if not n:
+                break
+            written, rows = written + n, []
+    return written
+
+
+def run_chunk(chunk: Unit, ctx: TaskContext) -> int:
+    """Fit one chunk of a unit's runs, a part every part_size runs, BLAS pinned; returns the runs written."""
+    _parent.setdefault(os.getpid(), os.getppid())
+    if ctx.blas_threads is None:
+        return _run_chunk(chunk, ctx)
+    with threadpool_limits(limits=ctx.blas_threads, user_api="blas"):
+        return _run_chunk(chunk, ctx)
 
 
 @contextlib.contextmanager
 def _backend(runner: Mapping):
     backend = runner.get("backend", "loky")
     if backend == "dask":
-        try:
-            from dask.distributed import Client, LocalCluster
-        except ImportError as exc:
-            raise ValueError("runner.backend=dask needs dask[distributed]: pip install 'dpbench[dask]'") from exc
-        address = runner.get("address")
-        cluster = None if address else LocalCluster(n_workers=int(runner.get("n_jobs", 2)), threads_per_worker=1)
-        with Client(address or cluster) as client, joblib.parallel_config(backend="dask"):
-            yield client
-        if cluster is not None:
-            cluster.close()
+        with _dask_client(runner), joblib.parallel_config(backend="dask"):
+            yield
     elif backend in ("loky", "multiprocessing", "threading", "sequential"):
         with joblib.parallel_config(backend=backend, n_jobs=int(runner.get("n_jobs", 1))):
-            yield None
+            yield
     else:
         known = "loky, multiprocessing, threading, sequential, dask"
         raise ValueError(f"runner.backend must be one of {known}; got {backend!r}")
 
 
+@contextlib.contextmanager
+def _dask_client(runner: Mapping):
+    """A client of the scheduler at runner.address (a one-line ValueError if it does not answer within
+    runner.connect_timeout seconds), or of a local cluster of n_jobs single-threaded worker processes."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as exc:
+        raise ValueError("runner.backend=dask needs dask[distributed]: pip install 'dpbench[dask]'") from exc
+    address = runner.get("address")
+    if not address:
+        with LocalCluster(n_workers=int(runner.get("n_jobs", 2)), threads_per_worker=1) as cluster:
+            with Client(cluster) as client:
+                yield client
+        return
+    timeout = float(runner.get("connect_timeout", 5))
+    try:
+        client = Client(address, timeout=timeout)
+    except (OSError, ValueError, TypeError) as exc:
+        reason = " ".join(str(exc).split())[:200]
+        raise ValueError(f"cannot reach the Dask scheduler at runner.address={address!r}: {reason}") from None
+    with client:
+        yield client
+
+
+def _positive_int(runner: Mapping, key: str, default: int, allow_null: bool = False) -> int | None:
+    value = runner.get(key, default)
+    if value is None and allow_null:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"runner.{key} must be an integer >= 1{' or null' if allow_null else ''}, got {value!r}")
+    return value
+
+
+def _open(sweep_dir: Path) -> lock.Owner:
+    """Create the sweep directory and take its lock; an unwritable place is a one-line ValueError."""
+    try:
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        return lock.acquire(sweep_dir)
+    except OSError as exc:
+        raise ValueError(f"cannot write results to {sweep_dir}: {exc.strerror or exc}") from None
+
+
 def run_sweep(exp: Mapping, runner: Mapping, sweep_dir: str | Path, data_dir: str | None = None) -> dict:
-    """Run every not-yet-finished run of an experiment; returns counts.  Safe to interrupt and re-run."""
-    sweep_dir = Path(sweep_dir)
+    """Run every not-yet-finished run of an experiment; returns counts.  Safe to interrupt and re-run.
+
+    Runs whose newest row is a harness failure (error, missing_data, data_error) are redone
+    ("retried"); every other row is a result and stays.
+    """
+    sweep_dir = Path(sweep_dir).resolve()  # workers may have another working directory
+    part_size = _positive_int(runner, "part_size", 32)
+    chunk_runs = _positive_int(runner, "chunk_runs", 16)
+    blas_threads = _positive_int(runner, "blas_threads", 1, allow_null=True)  # null: leave BLAS alone
     runs = expand(exp)
     prov = Provenance(exp.get("name", "sweep"), stable_hash(exp), git_commit(), data_dir)
-    sweep_dir.mkdir(parents=True, exist_ok=True)
-    results.remove_stale_temporaries(sweep_dir)
-    done = results.finished_run_ids(sweep_dir)
-    todo = [r for r in runs if r.run_id not in done]
-    units = group_units(todo)
-    (sweep_dir / "config.json").write_text(json.dumps(exp, indent=2, default=str))
-    part_size = int(runner.get("part_size", 32))
-    progress = bool(runner.get("progress", True))
-    with _backend(runner), tqdm(total=len(todo), desc=prov.experiment, unit="run", disable=not progress) as bar:
-        tasks = (joblib.delayed(run_unit)(u, str(sweep_dir), prov, part_size) for u in units)
-        for n in joblib.Parallel(return_as="generator_unordered")(tasks):
-            bar.update(n)
-    return {"runs": len(runs), "skipped": len(runs) - len(todo), "ran": len(todo), "units": len(units)}
-
+    owner = _open(sweep_dir)
+    try:
+        results.remove_stale_temporaries(sweep_dir)  # safe: we hold the lock, no live sweep is writing
+        states = results.run_states(sweep_dir)
+        done = set(states.index[~states["status"].isin(results.RETRIED_STATUSES)])
+        todo = [r for r in runs if r.run_id not in done]
+        previous = states["attempt"].to_dict()
+        attempts = {r.run_id: int(previous[r.run_id]) + 1 for r in todo if r.run_id in previous}
+        units = group_units(todo, attempts)
+        chunks = chunk_units(units, chunk_runs)
+        (sweep_dir / "config.json").write_text(json.dumps(exp, indent=2, default=str))
+        ctx = TaskContext(str(sweep_dir), prov, part_size, blas_threads, owner)
+        progress = bool(runner.get("progress", True))
+        with _backend(runner), tqdm(total=len(todo), desc=prov.experiment, unit="run", disable=not progress) as bar:
+            tasks = (joblib.delayed(run_chunk)(c, ctx) for c in chunks)
+            for n in joblib.Parallel(return_as="generator_unordered", batch_size=1)(tasks):
+                bar.update(n)
+    finally:
+        lock.release(owner)
+        _loaded.clear()
+    return {
+        "runs": len(runs),
+        "skipped": len(runs) - len(todo),
+        "ran": len(todo),
+        "retried": len(attempts),
+        "units": len(units),
+        "chunks": len(chunks),
+    }

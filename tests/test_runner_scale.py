@@ -1,0 +1,214 @@
+"""Scale-out and robustness of the runner: a real Dask cluster, chunks, BLAS pinning, retries, corrupt
+parts, the sweep lock and unwritable results directories."""
+
+import faulthandler
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+from test_runner import SEQUENTIAL, _cli, small_experiment
+from threadpoolctl import threadpool_info
+
+from dpbench import results
+from dpbench.runner import execute, lock
+from dpbench.runner.execute import run_sweep
+from dpbench.runner.grid import chunk_units, expand, group_units
+
+SEQ_COLS = ["status", "attempt", "test_mse", "random_state"]
+SAME = ["run_id", "status", "seed", "random_state", "attempt", "test_mse", "train_mse", "test_r2", "spent_epsilon"]
+
+
+def _rows(path) -> pd.DataFrame:
+    return results.load(path)[SAME].sort_values("run_id").reset_index(drop=True)
+
+
+def test_dask_cluster_gives_the_local_runners_rows(tmp_path):
+    """runner=dask on a real LocalCluster (2 worker processes), chunks of 2 runs: the same rows as one process."""
+    distributed = pytest.importorskip("distributed")
+    exp = small_experiment()
+    run_sweep(exp, SEQUENTIAL, tmp_path / "local")
+    faulthandler.dump_traceback_later(300, exit=True)  # a cluster that lost its workers waits forever: fail instead
+    try:
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        with cluster:
+            with distributed.Client(cluster) as client:
+                client.wait_for_workers(2, timeout=60)
+                worker_pids = set(client.run(os.getpid).values())
+            runner = {"backend": "dask", "address": cluster.scheduler_address, "chunk_runs": 2, "part_size": 1,
+                      "progress": False}
+            out = run_sweep(exp, runner, tmp_path / "dask")
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    assert out["ran"] == 10 and out["chunks"] == 6  # 2 units of 5 runs -> 3 chunks each
+    assert len(worker_pids) == 2 and os.getpid() not in worker_pids
+    pd.testing.assert_frame_equal(_rows(tmp_path / "local"), _rows(tmp_path / "dask"))
+    assert len(list(results.parts_dir(tmp_path / "dask").glob("part-*.parquet"))) == 10
+
+
+def test_unreachable_scheduler_is_one_line(tmp_path):
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.perf_counter()
+    runner = {"backend": "dask", "address": f"tcp://127.0.0.1:{port}", "connect_timeout": 2, "progress": False}
+    with pytest.raises(ValueError, match=f"cannot reach the Dask scheduler at runner.address='tcp://127.0.0.1:{port}'"):
+        run_sweep(small_experiment(), runner, tmp_path)
+    assert time.perf_counter() - start < 20
+    assert not (tmp_path / lock.LOCK).exists()  # the lock is released on the way out
+    p = _cli("sweep", "+experiment=quickstart", f"results_dir={tmp_path}", "runner=dask",
+             f"runner.address=tcp://127.0.0.1:{port}", "runner.connect_timeout=2")
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 2, err
+    assert err.strip().count("\n") == 0 and "cannot reach the Dask scheduler" in err, err
+
+
+def test_chunks_load_once_per_unit_and_progress_per_chunk(tmp_path, monkeypatch):
+    loads, updates = [], []
+    real_load = execute.load_dataset
+    monkeypatch.setattr(execute, "load_dataset", lambda *a, **k: loads.append(a) or real_load(*a, **k))
+
+    class Bar:
+        def __init__(self, total, **kw):
+            self.total = total
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, n):
+            updates.append(n)
+
+    monkeypatch.setattr(execute, "tqdm", Bar)
+    out = run_sweep(small_experiment(), {**SEQUENTIAL, "chunk_runs": 2}, tmp_path)
+    assert out["chunks"] == 6 and len(loads) == 2  # consecutive chunks of a unit reuse its data
+    assert sorted(updates) == [1, 1, 2, 2, 2, 2]  # per chunk, not per unit
+    assert sum(updates) == out["ran"] == 10
+    units = group_units(expand(small_experiment()), attempts={expand(small_experiment())[0].run_id: 3})
+    chunks = chunk_units(units, 2)
+    assert [len(c.runs) for c in chunks] == [2, 2, 1, 2, 2, 1]
+    assert sum(len(c.attempts) for c in chunks) == 1
+    with pytest.raises(ValueError, match="chunk_runs"):
+        run_sweep(small_experiment(), {**SEQUENTIAL, "chunk_runs": 0}, tmp_path)
+
+
+def test_blas_is_pinned_inside_each_task(tmp_path, monkeypatch):
+    if not [p for p in threadpool_info() if p["user_api"] == "blas"]:
+        pytest.skip("no BLAS library loaded")
+    seen = []
+    real_fit = execute.fit_one
+
+    def fit(run, data):
+        seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+        return real_fit(run, data)
+
+    monkeypatch.setattr(execute, "fit_one", fit)
+    before = [p["num_threads"] for p in threadpool_info()]
+    run_sweep(small_experiment(seeds=[0]), SEQUENTIAL, tmp_path)
+    assert seen and set(seen) == {1}
+    assert [p["num_threads"] for p in threadpool_info()] == before  # restored after the task
+    with pytest.raises(ValueError, match="blas_threads"):
+        run_sweep(small_experiment(), {**SEQUENTIAL, "blas_threads": 0}, tmp_path)
+
+
+def test_rerun_retries_harness_failures_and_keeps_results(tmp_path, monkeypatch):
+    runs = expand(small_experiment())
+    crash, outcome = {runs[0].run_id, runs[7].run_id}, {runs[3].run_id}
+    real_fit = execute.fit_one
+
+    def flaky(run, data):
+        row = real_fit(run, data)
+        if run.run_id in crash:
+            return {**row, "status": "error", "error": "MemoryError: simulated"}
+        if run.run_id in outcome:
+            return {**row, "status": "ptr_failed"}
+        return row
+
+    monkeypatch.setattr(execute, "fit_one", flaky)
+    run_sweep(small_experiment(), SEQUENTIAL, tmp_path)
+    first = results.load(tmp_path).set_index("run_id")
+    monkeypatch.setattr(execute, "fit_one", real_fit)
+    out = run_sweep(small_experiment(), SEQUENTIAL, tmp_path)
+    assert out == {"runs": 10, "skipped": 8, "ran": 2, "retried": 2, "units": 2, "chunks": 2}
+    df = results.load(tmp_path).set_index("run_id")
+    assert len(df) == 10 and (df.loc[sorted(crash), "status"] == "ok").all()
+    assert (df.loc[sorted(crash), "attempt"] == 2).all()
+    assert df.loc[runs[3].run_id, "status"] == "ptr_failed"  # an algorithm outcome is a result: kept
+    kept = sorted(set(df.index) - crash)
+    pd.testing.assert_frame_equal(df.loc[kept, SEQ_COLS], first.loc[kept, SEQ_COLS])
+    assert len(results.load(tmp_path, all_attempts=True)) == 12  # superseded rows stay on disk
+    assert run_sweep(small_experiment(), SEQUENTIAL, tmp_path)["ran"] == 0
+
+
+def test_missing_data_is_retried_on_rerun(tmp_path):
+    exp = small_experiment(datasets=["openml_361075"], algorithms=[{"name": "ols"}])
+    no_mirror = str(tmp_path / "no-mirror-here")
+    run_sweep(exp, SEQUENTIAL, tmp_path / "out", data_dir=no_mirror)
+    out = run_sweep(exp, SEQUENTIAL, tmp_path / "out", data_dir=no_mirror)
+    assert out["retried"] == out["ran"] == 2
+    df = results.load(tmp_path / "out")
+    assert len(df) == 2 and (df["status"] == "missing_data").all() and (df["attempt"] == 2).all()
+    assert (df["error"].str.count("\n") == 0).all()
+
+
+def test_corrupt_part_is_set_aside_and_its_runs_redone(tmp_path):
+    run_sweep(small_experiment(), SEQUENTIAL, tmp_path)
+    parts = sorted(results.parts_dir(tmp_path).glob("part-*.parquet"))
+    lost = len(pd.read_parquet(parts[0]))
+    parts[0].write_bytes(b"PAR1 not really")
+    with pytest.warns(results.CorruptPartWarning, match="moved to .*corrupt"):
+        assert len(results.load(tmp_path)) == 10 - lost
+    assert (results.parts_dir(tmp_path) / "corrupt" / parts[0].name).exists()
+    lost += len(pd.read_parquet(parts[1]))
+    parts[1].write_bytes(b"")  # corrupt another one: the sweep itself sets it aside
+    with pytest.warns(results.CorruptPartWarning):
+        out = run_sweep(small_experiment(), SEQUENTIAL, tmp_path)
+    assert out["ran"] == lost and out["retried"] == 0
+    assert len(results.load(tmp_path)) == 10 and len(list((results.parts_dir(tmp_path) / "corrupt").iterdir())) == 2
+
+
+def test_a_live_sweep_holds_the_directory(tmp_path):
+    exp = small_experiment(seeds=[0])
+    tmp_path.joinpath(lock.LOCK).write_text(json.dumps({"token": "x", "host": socket.gethostname(),
+                                                        "pid": os.getpid()}))
+    with pytest.raises(ValueError, match=f"pid {os.getpid()}.* still writing"):
+        run_sweep(exp, SEQUENTIAL, tmp_path)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    tmp_path.joinpath(lock.LOCK).write_text(json.dumps({"token": "x", "host": socket.gethostname(),
+                                                        "pid": dead.pid}))
+    assert run_sweep(exp, SEQUENTIAL, tmp_path)["ran"] == 5  # a dead sweep's lock is taken over
+    assert not tmp_path.joinpath(lock.LOCK).exists()
+    owner = lock.acquire(tmp_path)
+    assert owner.alive()
+    tmp_path.joinpath(lock.LOCK).unlink()
+    assert not owner.alive()  # a worker whose sweep lost its lock stops writing
+
+
+def test_results_dir_that_is_a_file_is_one_line(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    for target in (afile, afile / "sub"):
+        with pytest.raises(ValueError, match="cannot write results to"):
+            run_sweep(small_experiment(), SEQUENTIAL, target)
+    p = _cli("sweep", "+experiment=quickstart", f"results_dir={afile}")
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 2 and err.strip().count("\n") == 0 and "cannot write results to" in err, err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_unwritable_results_dir_is_one_line(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        with pytest.raises(ValueError, match="cannot write results to .*Permission denied"):
+            run_sweep(small_experiment(), SEQUENTIAL, ro)
+    finally:
+        ro.chmod(0o700)
