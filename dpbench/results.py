@@ -4,6 +4,12 @@ A sweep's directory holds `parts/part-*.parquet`.  Each part is written to a
 temporary name and renamed, so a reader (or a resumed sweep) only ever sees
 whole parts; a killed sweep leaves at most a stray temporary file, removed on
 the next run.
+
+Parts are never rewritten: a run redone by a re-run (a harness failure, see
+RETRIED_STATUSES) gets a new row with a higher `attempt`, and `load` keeps the
+newest row of each run, so no row of a run that is not redone can be lost.  A
+part that cannot be read is moved to `parts/corrupt/` with a warning; its runs
+count as not done.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -25,7 +32,7 @@ COLUMNS = [
     "run_id", "experiment", "algorithm", "params", "private", "dataset", "task", "n_train", "n_test", "d",
     "epsilon", "delta", "tuning_mode", "seed", "split", "data_seed", "random_state",
     *REGRESSION_METRICS, *CLASSIFICATION_METRICS,
-    "fit_seconds", "status", "error", "spent_epsilon", "spent_delta", "ledger_entries",
+    "fit_seconds", "status", "attempt", "error", "spent_epsilon", "spent_delta", "ledger_entries",
     "dpbench_version", "git_commit", "config_hash", "numpy_version", "scipy_version", "sklearn_version",
     "python_version",
 ]
@@ -34,6 +41,13 @@ COLUMNS = [
 # Statuses of runs that produced no model.  Any other status (e.g. TukeyEM's 'ptr_failed', which
 # predicts with the all-zero model as paper 000 reports, or an algorithm's documented fallback) has metrics.
 NO_MODEL_STATUSES = ("error", "missing_data", "data_error")
+# Harness failures (a crash, absent or unreadable data), not results: a re-run of the sweep redoes them.
+RETRIED_STATUSES = NO_MODEL_STATUSES
+CORRUPT = "corrupt"
+
+
+class CorruptPartWarning(UserWarning):
+    """A result part could not be read and was moved aside."""
 
 
 def has_metrics(df: pd.DataFrame) -> pd.Series:
@@ -67,18 +81,57 @@ def remove_stale_temporaries(sweep_dir: str | os.PathLike) -> int:
     return n
 
 
+def _read_part(path: Path, columns: list[str] | None = None) -> pd.DataFrame | None:
+    """One part (only `columns` that it has), or None after moving an unreadable part to parts/corrupt/."""
+    import pyarrow.parquet as pq
+
+    try:
+        if columns is not None:
+            names = pq.read_schema(path).names
+            columns = [c for c in columns if c in names]
+        return pd.read_parquet(path, columns=columns)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is set aside, never fatal
+        dest = path.parent / CORRUPT / path.name
+        try:
+            dest.parent.mkdir(exist_ok=True)
+            os.replace(path, dest)
+            where = f"moved to {dest}"
+        except OSError:
+            where = "skipped"
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        warnings.warn(f"corrupt result part {path} {where} ({reason})", CorruptPartWarning, stacklevel=3)
+        return None
+
+
+def _read_parts(files, columns: list[str] | None = None) -> pd.DataFrame:
+    frames = [f for f in (_read_part(p, columns) for p in files) if f is not None]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns or COLUMNS)
+
+
+def newest(df: pd.DataFrame) -> pd.DataFrame:
+    """The newest row (highest attempt; parts from before attempts count as 1) of each run."""
+    attempt = df["attempt"].fillna(1) if "attempt" in df else pd.Series(1, index=df.index)
+    df = df.assign(attempt=attempt.astype("int64"))
+    return df.sort_values("attempt", kind="stable").drop_duplicates("run_id", keep="last").sort_index()
+
+
+def run_states(sweep_dir: str | os.PathLike) -> pd.DataFrame:
+    """Status and attempt of each run's newest row, indexed by run_id (reads three columns only)."""
+    df = _read_parts(sorted(parts_dir(sweep_dir).glob("part-*.parquet")), ["run_id", "status", "attempt"])
+    return newest(df).set_index("run_id")[["status", "attempt"]]
+
+
 def finished_run_ids(sweep_dir: str | os.PathLike) -> set[str]:
-    """run_ids already written (only the run_id column is read)."""
-    ids: set[str] = set()
-    for p in sorted(parts_dir(sweep_dir).glob("part-*.parquet")):
-        ids.update(pd.read_parquet(p, columns=["run_id"])["run_id"])
-    return ids
+    """run_ids done for good: their newest row is not a harness failure."""
+    states = run_states(sweep_dir)
+    return set(states.index[~states["status"].isin(RETRIED_STATUSES)])
 
 
-def load(path: str | os.PathLike, expand_params: bool = True) -> pd.DataFrame:
+def load(path: str | os.PathLike, expand_params: bool = True, all_attempts: bool = False) -> pd.DataFrame:
     """All rows of a sweep directory (or of a single part / parts directory) as one DataFrame.
 
-    With expand_params, each hyperparameter also gets a `param_<name>` column.
+    One row per run (its newest attempt) unless all_attempts.  With
+    expand_params, each hyperparameter also gets a `param_<name>` column.
     """
     path = Path(path)
     if path.is_file():
@@ -86,9 +139,11 @@ def load(path: str | os.PathLike, expand_params: bool = True) -> pd.DataFrame:
     else:
         base = path / PARTS if (path / PARTS).is_dir() else path
         files = sorted(base.glob("part-*.parquet"))
-    if not files:
+    df = _read_parts(files)
+    if not len(df):
         raise FileNotFoundError(f"no result parts under {path}")
-    df = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    if not all_attempts:
+        df = newest(df).reset_index(drop=True)
     if expand_params and len(df):
         params = pd.json_normalize([json.loads(p) for p in df["params"]]).add_prefix("param_")
         params.index = df.index

@@ -5,6 +5,8 @@
 preprocessing.  `cached_data_file` only looks at files on disk: it never
 imports more than openml's config and never touches the network.
 Set DPBENCH_OFFLINE=1 to forbid downloads (only complete cache entries are read).
+Without it, a download starts with one short probe of the server per process
+(`check_reachable`): offline, openml's own retries sleep ~10 s per task.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import pandas as pd
 OFFLINE_ENV = "DPBENCH_OFFLINE"
 _TASK_DATASET = re.compile(r"<oml:data_set_id>\s*(\d+)\s*</oml:data_set_id>")
 _unreachable: list[str] = []  # set once a download failed with a connection error: do not retry in this process
+_reachable: list[bool] = []  # set once the server answered the probe
+PROBE_TIMEOUT = 3.0  # seconds to connect to the server before calling it unreachable
 
 
 def offline() -> bool:
@@ -50,6 +54,31 @@ def cached_data_file(task_id: int) -> Path | None:
     return None
 
 
+def _short(exc: BaseException) -> str:
+    """One line: a requests error's underlying reason (e.g. a failed name resolution), without object reprs."""
+    reason = getattr(exc.args[0], "reason", exc) if exc.args else exc
+    text = re.sub(r"<[^>]* object at 0x[0-9a-f]+>:?\s*|\w+Connection\(host=[^)]*\):\s*", "", str(reason))
+    return " ".join(f"{type(reason).__name__}: {text}".split())[:300]
+
+
+def check_reachable() -> None:
+    """Raise requests' ConnectionError at once if the OpenML server does not answer within PROBE_TIMEOUT.
+
+    openml retries a refused connection with sleeps and has no connect
+    timeout; this probe (once per process, proxies honoured) fails in seconds.
+    """
+    if _reachable:
+        return
+    import openml
+    import requests
+
+    try:
+        requests.head(openml.config.server, timeout=(PROBE_TIMEOUT, 2 * PROBE_TIMEOUT))
+    except requests.RequestException as exc:
+        raise requests.exceptions.ConnectionError(f"{openml.config.server} unreachable: {_short(exc)}") from None
+    _reachable.append(True)
+
+
 def fetch_frame(task_id: int) -> pd.DataFrame:
     """The task's data in mirror layout, from openml's cache or (when online) downloaded into it.
 
@@ -60,6 +89,8 @@ def fetch_frame(task_id: int) -> pd.DataFrame:
     """
     import openml
 
+    if cached_data_file(task_id) is None:
+        check_reachable()
     task = openml.tasks.get_task(
         int(task_id),
         download_splits=False,
@@ -94,7 +125,7 @@ def fetch_or_reason(task_id: int) -> tuple[pd.DataFrame | None, str]:
     try:
         frame = fetch_frame(task_id)
     except network_errors() as exc:
-        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        reason = _short(exc)
         import requests
 
         if isinstance(exc, requests.exceptions.ConnectionError) and not _unreachable:

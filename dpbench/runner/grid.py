@@ -2,7 +2,8 @@
 
 A run is one (algorithm, params, dataset, epsilon, delta, tuning_mode, seed).
 A unit is one (dataset, data seed): the runner loads and preprocesses it once
-and fits all of that unit's runs on it.
+and fits all of that unit's runs on it.  Large units are cut into chunks (units
+with fewer runs) so that workers stay balanced and progress is fine-grained.
 """
 
 from __future__ import annotations
@@ -79,12 +80,13 @@ class RunSpec:
 
 @dataclass
 class Unit:
-    """All runs sharing one loaded (dataset, data seed)."""
+    """All runs sharing one loaded (dataset, data seed), or a chunk of them."""
 
     dataset: dict
     data_seed: int
     split: str
     runs: list[RunSpec] = field(default_factory=list)
+    attempts: dict[str, int] = field(default_factory=dict)  # run_id -> attempt (1 if absent); > 1 when redone
 
 
 def _algorithm_settings(entry) -> list[tuple[str, dict]]:
@@ -147,10 +149,25 @@ def expand(exp: Mapping) -> list[RunSpec]:
     return runs
 
 
-def group_units(runs: Sequence[RunSpec]) -> list[Unit]:
+def group_units(runs: Sequence[RunSpec], attempts: Mapping[str, int] | None = None) -> list[Unit]:
     units: dict[str, Unit] = {}
     for r in runs:
         u = units.setdefault(r.unit_key, Unit(dict(r.dataset), r.data_seed, r.split))
         u.runs.append(r)
+        if attempts and r.run_id in attempts:
+            u.attempts[r.run_id] = attempts[r.run_id]
     return list(units.values())
 
+
+
+def chunk_units(units: Sequence[Unit], chunk_runs: int) -> list[Unit]:
+    """Cut each unit into chunks of at most `chunk_runs` runs (seeds are per run, so results do not change)."""
+    if isinstance(chunk_runs, bool) or not isinstance(chunk_runs, int) or chunk_runs < 1:
+        raise ValueError(f"runner.chunk_runs must be an integer >= 1, got {chunk_runs!r}")
+    chunks = []
+    for u in units:
+        for i in range(0, len(u.runs), chunk_runs):
+            runs = u.runs[i : i + chunk_runs]
+            attempts = {r.run_id: u.attempts[r.run_id] for r in runs if r.run_id in u.attempts}
+            chunks.append(Unit(u.dataset, u.data_seed, u.split, runs, attempts))
+    return chunks
