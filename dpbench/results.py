@@ -32,7 +32,7 @@ COLUMNS = [
     "run_id", "experiment", "algorithm", "params", "private", "dataset", "task", "n_train", "n_test", "d",
     "epsilon", "delta", "tuning_mode", "seed", "split", "data_seed", "random_state",
     *REGRESSION_METRICS, *CLASSIFICATION_METRICS,
-    "fit_seconds", "status", "attempt", "error", "spent_epsilon", "spent_delta", "ledger_entries",
+    "fit_seconds", "batch_runs", "status", "attempt", "error", "spent_epsilon", "spent_delta", "ledger_entries",
     "dpbench_version", "git_commit", "config_hash", "numpy_version", "scipy_version", "sklearn_version",
     "python_version",
 ]

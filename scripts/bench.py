@@ -1,51 +1,150 @@
-"""`make bench`: timings of the hot paths, printed as a table (never asserted in tests)."""
+"""`make bench`: speed and memory of the hot paths as ratios measured in one run (never asserted in tests).
+
+1. BoostedAdaSSP (T = 100) for R = 30 runs: the batched fit (`fit_batch`: shared X^T X, X Theta and X^T G
+   as matrix-matrix products in row blocks) against the per-run estimator loop, on the largest mirror task
+   (SGEMM, 241,600 x 15 after one-hot; synthetic data of that shape when the mirror is absent) and on
+   synthetic data shaped like Table II's largest tasks (581,835 x 31, 515,345 x 90).  One BLAS thread, as a
+   runner worker has.  The per-run loop is timed on `--loop-runs` runs and scaled to R (its runs are alike).
+2. fig1_fixed (eps 0.1, 1, 10; 10 seeds) end to end from the command line to parquet and figure, against a
+   naive loop over the same fits (load, make, fit, predict, score) in one process.
+3. Peak resident memory of each, each measured in a fresh process.
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 
-import numpy as np
+SHAPES = [("SGEMM (openml_361104)", 241_600, 15), ("synthetic 581,835 x 31", 581_835, 31),
+          ("synthetic 515,345 x 90", 515_345, 90)]
+FIG1 = ["+experiment=fig1_fixed", "epsilons=[0.1,1,10]", "seeds=[0,1,2,3,4,5,6,7,8,9]"]
 
-from dpbench import algorithms
-from dpbench.privacy import mu_from_epsilon_delta
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def best_of(fn, repeat=3):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+def _data(name: str, n: int, d: int):
+    import numpy as np
+
+    if name.startswith("SGEMM"):
+        from dpbench.data import MissingDataError, load_dataset
+
+        try:
+            data = load_dataset({"name": "openml_361104"}, split_seed=42, data_dir=os.environ.get("DPBENCH_DATA_DIR"))
+            return data.X_train, data.y_train
+        except MissingDataError:
+            pass
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d))
+    return X, X @ rng.normal(size=d) / np.sqrt(d) + rng.normal(size=n)
+
+
+def boosting(name: str, n: int, d: int, runs: int, mode: str, loop_runs: int) -> dict:
+    """One measurement, in this (fresh) process: seconds for `runs` fits and the peak memory."""
+    from threadpoolctl import threadpool_limits
+
+    from dpbench import algorithms
+    from dpbench.algorithms.boosting import BoostedAdaSSPRegressor
+
+    X, y = _data(name, n, d)
+    ests = [algorithms.make("boosted_adassp", epsilon=1.0, random_state=i) for i in range(runs)]
+    with threadpool_limits(1, "blas"):
+        start = time.perf_counter()
+        if mode == "batched":
+            BoostedAdaSSPRegressor.fit_batch(ests, X, y)
+            seconds = time.perf_counter() - start
+        else:
+            for est in ests[:loop_runs]:
+                est.fit(X, y)
+            seconds = (time.perf_counter() - start) * runs / loop_runs
+    return {"seconds": seconds, "peak_mb": _peak_mb(), "shape": list(X.shape)}
+
+
+def naive_fig1(results_dir: str) -> dict:
+    """The fig1_fixed fits as a plain loop: no batching, no shared work, no parallelism."""
+    from sklearn.metrics import mean_squared_error, r2_score
+
+    from dpbench import algorithms
+    from dpbench.config import compose, to_container
+    from dpbench.data import MissingDataError, load_dataset
+    from dpbench.runner.grid import expand
+
+    cfg = to_container(compose(FIG1))
+    exp = {k: cfg[k] for k in ("name", "algorithms", "datasets", "epsilons", "deltas", "seeds", "tuning_mode",
+                               "split")}
+    start, fits, loaded = time.perf_counter(), 0, {}
+    for run in expand(exp):
+        key = (run.dataset["name"], run.data_seed)
+        if key not in loaded:
+            try:
+                loaded[key] = load_dataset(run.dataset, split_seed=run.data_seed,
+                                           data_dir=os.environ.get("DPBENCH_DATA_DIR"), split=run.split)
+            except MissingDataError:
+                loaded[key] = None
+        data = loaded[key]
+        if data is None:
+            continue
+        est = algorithms.make(run.algorithm, epsilon=run.epsilon, delta=run.delta, random_state=run.random_state,
+                              **run.params).fit(data.X_train, data.y_train)
+        for X, y in ((data.X_train, data.y_train), (data.X_test, data.y_test)):
+            pred = est.predict(X)
+            mean_squared_error(y, pred), r2_score(y, pred)
+        fits += 1
+    return {"seconds": time.perf_counter() - start, "peak_mb": _peak_mb(), "fits": fits}
+
+
+def cli_fig1(results_dir: str, n_jobs: int) -> dict:
+    cmd = [sys.executable, "-m", "dpbench", "sweep", *FIG1, f"results_dir={results_dir}", f"runner.n_jobs={n_jobs}",
+           "runner.progress=false"]
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    seconds = time.perf_counter() - start
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {"seconds": seconds, "peak_mb": children}
+
+
+def _in_fresh_process(fn: str, *args) -> dict:
+    code = f"import json, sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); import bench; " \
+           f"print(json.dumps(bench.{fn}(*{args!r})))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
-    rng = np.random.default_rng(0)
-    rows = []
-    rows.append(("mu_from_epsilon_delta x100", best_of(lambda: [mu_from_epsilon_delta(e, 1e-6)
-                                                                for e in np.geomspace(0.01, 20, 100)])))
-    for n, d in [(20_000, 10), (200_000, 50)]:
-        X = rng.normal(size=(n, d))
-        y = X @ rng.normal(size=d) + rng.normal(size=n)
-        for name in ["adassp", "boosted_adassp"]:
-            est = algorithms.make(name, epsilon=1.0, random_state=0)
-            rows.append((f"{name} fit n={n} d={d}", best_of(lambda est=est, X=X, y=y: est.fit(X, y))))
-    from dpbench.runner.execute import run_sweep
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--loop-runs", type=int, default=3, help="per-run loop: fits timed, scaled to --runs")
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--skip-boosting", action="store_true")
+    args = parser.parse_args()
 
-    exp = {"name": "bench", "algorithms": ["boosted_adassp", "adassp", "ols"],
-           "datasets": [{"name": "synthetic", "outlier": "label", "fraction": 0.05, "n_train": 10000,
-                         "n_test": 2000, "d": 10}],
-           "epsilons": [0.1, 0.5, 1.0, 2.0, 5.0], "deltas": [1e-6], "seeds": [0, 1, 2, 3, 4],
-           "tuning_mode": "fixed", "split": "fixed"}
-    for backend, n_jobs in [("sequential", 1), ("loky", 2)]:
-        def sweep(backend=backend, n_jobs=n_jobs):
-            with tempfile.TemporaryDirectory() as tmp:
-                run_sweep(exp, {"backend": backend, "n_jobs": n_jobs, "progress": False}, tmp)
-        rows.append((f"quickstart grid (55 runs), {backend} n_jobs={n_jobs}", best_of(sweep, repeat=1)))
-    width = max(len(r[0]) for r in rows)
-    for label, sec in rows:
-        print(f"{label:<{width}}  {sec * 1000:10.1f} ms")
+    if not args.skip_boosting:
+        print(f"1. BoostedAdaSSP, T = 100, R = {args.runs} runs, 1 BLAS thread")
+        print(f"{'data':<26}{'batched s':>10}{'per-run s':>11}{'speed-up':>10}{'peak MB batched':>17}"
+              f"{'peak MB per-run':>17}")
+        for name, n, d in SHAPES:
+            b = _in_fresh_process("boosting", name, n, d, args.runs, "batched", args.loop_runs)
+            p = _in_fresh_process("boosting", name, n, d, args.runs, "loop", args.loop_runs)
+            label = f"{name} {b['shape'][0]}x{b['shape'][1]}" if name.startswith("SGEMM") else name
+            print(f"{label:<26}{b['seconds']:>10.1f}{p['seconds']:>11.1f}{p['seconds'] / b['seconds']:>9.1f}x"
+                  f"{b['peak_mb']:>17.0f}{p['peak_mb']:>17.0f}", flush=True)
+
+    print("\n2. fig1_fixed (eps 0.1, 1, 10; 10 seeds), the mirror's tasks")
+    with tempfile.TemporaryDirectory() as tmp:
+        naive = _in_fresh_process("naive_fig1", tmp)
+        cli = cli_fig1(os.path.join(tmp, "cli"), args.n_jobs)
+    print(f"naive per-run loop, 1 process: {naive['seconds']:.1f} s, {naive['fits']} fits, "
+          f"peak {naive['peak_mb']:.0f} MB")
+    print(f"python -m dpbench sweep (n_jobs={args.n_jobs}, parquet + figure + report): {cli['seconds']:.1f} s, "
+          f"peak {cli['peak_mb']:.0f} MB per process")
+    print(f"ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -102,13 +102,13 @@ def test_blas_is_pinned_inside_each_task(tmp_path, monkeypatch):
     if not [p for p in threadpool_info() if p["user_api"] == "blas"]:
         pytest.skip("no BLAS library loaded")
     seen = []
-    real_fit = execute.fit_one
+    real_fit = execute.fit_runs
 
-    def fit(run, data):
+    def fit(runs, data, shared):
         seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
-        return real_fit(run, data)
+        return real_fit(runs, data, shared)
 
-    monkeypatch.setattr(execute, "fit_one", fit)
+    monkeypatch.setattr(execute, "fit_runs", fit)
     before = [p["num_threads"] for p in threadpool_info()]
     run_sweep(small_experiment(seeds=[0]), SEQUENTIAL, tmp_path)
     assert seen and set(seen) == {1}
@@ -120,20 +120,21 @@ def test_blas_is_pinned_inside_each_task(tmp_path, monkeypatch):
 def test_rerun_retries_harness_failures_and_keeps_results(tmp_path, monkeypatch):
     runs = expand(small_experiment())
     crash, outcome = {runs[0].run_id, runs[7].run_id}, {runs[3].run_id}
-    real_fit = execute.fit_one
+    real_fit = execute.fit_runs
 
-    def flaky(run, data):
-        row = real_fit(run, data)
-        if run.run_id in crash:
-            return {**row, "status": "error", "error": "MemoryError: simulated"}
-        if run.run_id in outcome:
-            return {**row, "status": "ptr_failed"}
-        return row
+    def flaky(runs, data, shared):
+        rows = real_fit(runs, data, shared)
+        for run, row in zip(runs, rows, strict=True):
+            if run.run_id in crash:
+                row.update(status="error", error="MemoryError: simulated")
+            if run.run_id in outcome:
+                row.update(status="ptr_failed")
+        return rows
 
-    monkeypatch.setattr(execute, "fit_one", flaky)
+    monkeypatch.setattr(execute, "fit_runs", flaky)
     run_sweep(small_experiment(), SEQUENTIAL, tmp_path)
     first = results.load(tmp_path).set_index("run_id")
-    monkeypatch.setattr(execute, "fit_one", real_fit)
+    monkeypatch.setattr(execute, "fit_runs", real_fit)
     out = run_sweep(small_experiment(), SEQUENTIAL, tmp_path)
     assert out == {"runs": 10, "skipped": 8, "ran": 2, "retried": 2, "units": 2, "chunks": 2}
     df = results.load(tmp_path).set_index("run_id")

@@ -73,3 +73,13 @@ def test_shared_statistics_are_computed_once():
     Phi = np.hstack([X, np.ones((len(X), 1))])
     Phi = Phi * np.minimum(1, 1.0 / np.linalg.norm(Phi, axis=1))[:, None]
     np.testing.assert_allclose(g, Phi.T @ Phi, rtol=1e-12)
+
+
+def test_batched_boosting_with_one_clip_bound_for_all_runs():
+    X, y = data("regression")
+    runs = [dict(epsilon=e, random_state=i, n_rounds=15) for i, e in enumerate([0.2, 1.0, 4.0, 1.0])]
+    single = [algorithms.make("boosted_adassp", **p).fit(X, y) for p in runs]
+    batch = algorithms.get_spec("boosted_adassp").estimator.fit_batch(
+        [algorithms.make("boosted_adassp", **p) for p in runs], X, y)
+    for a, b in zip(single, batch, strict=True):
+        np.testing.assert_allclose(b.theta_, a.theta_, rtol=1e-9, atol=1e-12 * np.abs(a.theta_).max())

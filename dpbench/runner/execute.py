@@ -31,10 +31,11 @@ from tqdm.auto import tqdm
 
 import dpbench
 from dpbench import algorithms, results
+from dpbench.algorithms.shared import SharedData
 from dpbench.data import MissingDataError, dataset_label, load_dataset
 from dpbench.runner import lock
 from dpbench.runner.grid import RunSpec, Unit, canonical_json, chunk_units, expand, group_units, stable_hash
-from dpbench.runner.metrics import evaluate
+from dpbench.runner.metrics import evaluate, evaluate_many
 
 
 @dataclass(frozen=True)
@@ -85,30 +86,76 @@ def _base_row(run: RunSpec, prov: Provenance) -> dict:
     }
 
 
-def fit_one(run: RunSpec, data) -> dict:
-    """Fit and evaluate one run on a loaded dataset; a failure is a row with its status, not an exception."""
+def make_estimator(run: RunSpec, data):
+    """The run's estimator: its hyperparameters, budget and seed, and the dataset's schema where it takes one."""
     spec = algorithms.get_spec(run.algorithm)
     params = dict(run.params)
     if spec.private:
         params.update(epsilon=run.epsilon, delta=run.delta)
     if "feature_types" in spec.estimator().get_params() and params.get("feature_types") is None:
         params["feature_types"] = list(data.feature_types)
-    row = {"task": data.task, "n_train": data.n_train, "n_test": data.n_test, "d": data.d}
+    return algorithms.make(run.algorithm, random_state=run.random_state, **params)
+
+
+def _row(run: RunSpec, data, est, seconds: float, batch_runs: int, metrics: dict) -> dict:
+    row = {"task": data.task, "n_train": data.n_train, "n_test": data.n_test, "d": data.d, "fit_seconds": seconds,
+           "batch_runs": batch_runs, **metrics, "status": getattr(est, "fit_status_", "ok")}
+    row["ledger_entries"] = len(est.privacy_ledger_)
+    if algorithms.get_spec(run.algorithm).private:
+        row["spent_epsilon"], row["spent_delta"] = est.privacy_ledger_.epsilon_delta(run.delta)
+    return row
+
+
+def _error_row(data, exc: Exception) -> dict:
+    return {"task": data.task, "n_train": data.n_train, "n_test": data.n_test, "d": data.d, "status": "error",
+            "error": f"{type(exc).__name__}: {exc}"[:2000]}
+
+
+def fit_one(run: RunSpec, data, shared=None) -> dict:
+    """Fit and evaluate one run on a loaded dataset; a failure is a row with its status, not an exception."""
     try:
-        est = algorithms.make(run.algorithm, random_state=run.random_state, **params)
+        est = make_estimator(run, data)
         start = time.perf_counter()
         est.fit(data.X_train, data.y_train)
-        row["fit_seconds"] = time.perf_counter() - start
-        row.update(evaluate(est, data))
-        row["status"] = getattr(est, "fit_status_", "ok")
-        ledger = est.privacy_ledger_
-        row["ledger_entries"] = len(ledger)
-        if spec.private:
-            row["spent_epsilon"], row["spent_delta"] = ledger.epsilon_delta(run.delta)
+        seconds = time.perf_counter() - start
+        return _row(run, data, est, seconds, 1, evaluate(est, data))
     except Exception as exc:  # noqa: BLE001 - a failed run is a result
-        row["status"] = "error"
-        row["error"] = f"{type(exc).__name__}: {exc}"[:2000]
-    return row
+        return _error_row(data, exc)
+
+
+def fit_runs(runs: list[RunSpec], data, shared) -> list[dict]:
+    """Rows of runs on one loaded unit, in order.  Runs of one algorithm whose estimators share a batch key
+    are fitted together by the algorithm's `fit_batch` (shared statistics, matrix-matrix products; each run
+    equal to its single fit) and evaluated together; fit_seconds is then the batch's time per run and
+    `batch_runs` its size.  If a batch raises, its runs are fitted one by one so each error is its own."""
+    rows: dict[int, dict] = {}
+    groups: dict = {}
+    for i, run in enumerate(runs):
+        try:
+            est = make_estimator(run, data)
+        except Exception as exc:  # noqa: BLE001
+            rows[i] = _error_row(data, exc)
+            continue
+        key = est.batch_key()
+        groups.setdefault((run.algorithm, key) if key is not None else ("alone", i), []).append((i, est))
+    for (name, _), members in groups.items():
+        if len(members) == 1:
+            (i, _est), = members
+            rows[i] = fit_one(runs[i], data, shared)
+            continue
+        ests = [e for _, e in members]
+        try:
+            start = time.perf_counter()
+            algorithms.get_spec(name).estimator.fit_batch(ests, data.X_train, data.y_train, shared[0])
+            seconds = (time.perf_counter() - start) / len(ests)
+            metrics = evaluate_many(ests, data, *shared)
+        except Exception:  # noqa: BLE001 - attribute the failure to the runs that cause it
+            for i, _ in members:
+                rows[i] = fit_one(runs[i], data, shared)
+            continue
+        for (i, est), m in zip(members, metrics, strict=True):
+            rows[i] = _row(runs[i], data, est, seconds, len(ests), m)
+    return [rows[i] for i in range(len(runs))]
 
 
 @dataclass(frozen=True)
@@ -137,14 +184,14 @@ def _sweep_gone(ctx: TaskContext) -> bool:
 
 
 def _load(unit: Unit, data_dir: str | None):
-    """The unit's data; kept for the next task, which is often the next chunk of the same unit."""
+    """The unit's data and its shared statistics (train, test); kept for the next task, which is often the
+    next chunk of the same unit.  Never shared across units."""
     key = (unit.runs[0].unit_key, data_dir)
-    data = _loaded.get(key)
-    if data is None:
+    if key not in _loaded:
         data = load_dataset(unit.dataset, split_seed=unit.data_seed, data_dir=data_dir, split=unit.split)
         _loaded.clear()
-        _loaded[key] = data
-    return data
+        _loaded[key] = data, (SharedData(data.X_train, data.y_train), SharedData(data.X_test))
+    return _loaded[key]
 
 
 def _write(rows: list[dict], ctx: TaskContext) -> int:
@@ -158,23 +205,21 @@ def _write(rows: list[dict], ctx: TaskContext) -> int:
 def _run_chunk(chunk: Unit, ctx: TaskContext) -> int:
     base = {r.run_id: {**_base_row(r, ctx.prov), "attempt": chunk.attempts.get(r.run_id, 1)} for r in chunk.runs}
     try:
-        data = _load(chunk, ctx.prov.data_dir)
+        data, shared = _load(chunk, ctx.prov.data_dir)
     except MissingDataError as exc:
         return _write([{**base[r.run_id], "status": "missing_data", "error": str(exc)} for r in chunk.runs], ctx)
     except Exception as exc:  # noqa: BLE001
         err = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"[:2000]
         return _write([{**base[r.run_id], "status": "data_error", "error": err} for r in chunk.runs], ctx)
-    rows: list[dict] = []
+    if _sweep_gone(ctx):
+        return 0
+    rows = [{**base[r.run_id], **row} for r, row in zip(chunk.runs, fit_runs(chunk.runs, data, shared), strict=True)]
     written = 0
-    for i, run in enumerate(chunk.runs):
-        if _sweep_gone(ctx):
+    for i in range(0, len(rows), ctx.part_size):
+        n = _write(rows[i: i + ctx.part_size], ctx)
+        if not n:
             break
-        rows.append({**base[run.run_id], **fit_one(run, data)})
-        if len(rows) >= ctx.part_size or i == len(chunk.runs) - 1:
-            n = _write(rows, ctx)
-            if not n:
-                break
-            written, rows = written + n, []
+        written += n
     return written
 
 
@@ -251,7 +296,7 @@ def run_sweep(exp: Mapping, runner: Mapping, sweep_dir: str | Path, data_dir: st
     """
     sweep_dir = Path(sweep_dir).resolve()  # workers may have another working directory
     part_size = _positive_int(runner, "part_size", 32)
-    chunk_runs = _positive_int(runner, "chunk_runs", 16)
+    chunk_runs = _positive_int(runner, "chunk_runs", 32)
     blas_threads = _positive_int(runner, "blas_threads", 1, allow_null=True)  # null: leave BLAS alone
     runs = expand(exp)
     prov = Provenance(exp.get("name", "sweep"), stable_hash(exp), git_commit(), data_dir)

@@ -1,6 +1,8 @@
-"""Metrics of a fitted estimator on a dataset, by task."""
+"""Metrics of fitted estimators on a dataset, by task; linear models' predictions as one product per feature map."""
 
 from __future__ import annotations
+
+from collections import defaultdict
 
 import numpy as np
 from sklearn.metrics import accuracy_score, f1_score, mean_squared_error, r2_score, roc_auc_score
@@ -22,15 +24,44 @@ def _auroc(y, s) -> float:
     return float(roc_auc_score(y, s)) if len(np.unique(y)) == 2 else float("nan")
 
 
+def _metrics(task: str, split: str, y, pred, score=None) -> dict:
+    if task == "regression":
+        return {f"{split}_mse": float(mean_squared_error(y, pred)), f"{split}_r2": float(r2_score(y, pred))}
+    return {f"{split}_accuracy": float(accuracy_score(y, pred)),
+            f"{split}_f1": float(f1_score(y, pred, zero_division=0)), f"{split}_auroc": _auroc(y, score)}
+
+
 def evaluate(est, data) -> dict:
     out = {}
     for split, X, y in (("train", data.X_train, data.y_train), ("test", data.X_test, data.y_test)):
         pred = est.predict(X)
-        if data.task == "regression":
-            out[f"{split}_mse"] = float(mean_squared_error(y, pred))
-            out[f"{split}_r2"] = float(r2_score(y, pred))
+        out.update(_metrics(data.task, split, y, pred, _scores(est, X) if data.task != "regression" else None))
+    return out
+
+
+def evaluate_many(estimators: list, data, shared_train, shared_test) -> list[dict]:
+    """evaluate() of each fitted estimator; linear models (theta_ on a feature map) are scored together.
+
+    The scores phi(X) theta of all linear models with one feature map are one matrix product on the
+    cached phi(X) (the test matrix is clipped once per unit, not once per run).  A linear classifier's
+    AUROC uses its score, a monotone transform of predict_proba where it has one, so the value is the same.
+    """
+    out: list[dict | None] = [None] * len(estimators)
+    linear = defaultdict(list)
+    for i, est in enumerate(estimators):
+        if hasattr(est, "theta_") and hasattr(est, "feature_key"):
+            linear[est.feature_key()].append(i)
         else:
-            out[f"{split}_accuracy"] = float(accuracy_score(y, pred))
-            out[f"{split}_f1"] = float(f1_score(y, pred, zero_division=0))
-            out[f"{split}_auroc"] = _auroc(y, _scores(est, X))
+            out[i] = evaluate(est, data)
+    for key, idx in linear.items():
+        theta = np.column_stack([estimators[i].theta_ for i in idx])
+        metrics = [{} for _ in idx]
+        for split, shared, y in (("train", shared_train, data.y_train), ("test", shared_test, data.y_test)):
+            scores = shared.features(*key) @ theta
+            for j, i in enumerate(idx):
+                est, s = estimators[i], scores[:, j]
+                pred = s if data.task == "regression" else est.classes_[(s > 0).astype(int)]
+                metrics[j].update(_metrics(data.task, split, y, pred, s))
+        for j, i in enumerate(idx):
+            out[i] = metrics[j]
     return out
