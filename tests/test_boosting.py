@@ -283,15 +283,3 @@ def test_sklearn_pipeline_and_cross_val(cls, clf_data):
     assert scores.shape == (3,) and np.all((scores >= 0) & (scores <= 1))
 
 
-@pytest.mark.parametrize("est", [BoostedAdaSSPClassifier(random_state=0),
-                                 BoostedAdaSSPClassifier(loss="logistic", random_state=0),
-                                 BoostedAdaSSPClassifier(loss="hinge", fit_intercept=True, random_state=0),
-                                 BoostedLinearClassifier(), LogisticRegressionClassifier()],
-                         ids=lambda e: f"{type(e).__name__}-{getattr(e, 'loss', '')}")
-def test_sklearn_estimator_checks(est):
-    from sklearn.utils.estimator_checks import check_estimator
-
-    # With fit_intercept, zero features is a valid intercept-only model (as for the regressors), not an error.
-    expected = ({"check_estimators_empty_data_messages": "zero features + intercept is the intercept-only model"}
-                if est.fit_intercept else {})
-    check_estimator(est, expected_failed_checks=expected)
