@@ -36,14 +36,15 @@ def audit_ledgers(epsilon: float = 1.0, delta: float = 1e-6, seed: int = 0) -> p
     status (e.g. robgd's empty norm histogram on small n) must spend no more than it.
     """
     from dpbench import algorithms
-    from dpbench.data.synthetic import make_synthetic
+    from dpbench.data import load_dataset
 
     rows = []
     for name in algorithms.available():
         spec = algorithms.get_spec(name)
         if not spec.private:
             continue
-        data = make_synthetic(outlier="none", n_train=20_000, n_test=10, d=5, task=spec.task, seed=seed)
+        data = load_dataset({"name": "synthetic", "outlier": "none", "n_train": 20_000, "n_test": 10, "d": 5,
+                             "task": spec.task}, split_seed=seed)
         est = algorithms.make(name, epsilon=epsilon, delta=delta, random_state=seed)
         try:
             est.fit(data.X_train, data.y_train)

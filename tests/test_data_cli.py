@@ -5,11 +5,10 @@ import pandas as pd
 import pytest
 
 from dpbench.__main__ import main as dpbench_main
-from dpbench.data import catalog, mirror, openml_source
+from dpbench.data import available, catalog, get_spec, groups, mirror, openml_source
 from dpbench.data.cli import main
-from dpbench.data.preprocess import CLASSIFICATION_SCHEMAS
 
-MIRROR = catalog.default_data_dir()
+MIRROR = catalog.resolve_data_dir()
 HAVE_MIRROR = MIRROR is not None and MIRROR.is_dir()
 NO_MIRROR = "no data mirror (set DPBENCH_DATA_DIR or provide ../shared/data)"
 needs_mirror = pytest.mark.skipif(not HAVE_MIRROR, reason=NO_MIRROR)
@@ -31,7 +30,7 @@ def dataset_lines(lines):
     """{dataset name: its line}: the name is the first (list) or second (verify, import) word."""
     out = {}
     for line in lines:
-        name = next((w for w in line.split()[:2] if w in catalog.INFOS), None)
+        name = next((w for w in line.split()[:2] if w in available()), None)
         if name:
             out[name] = line
     return out
@@ -43,8 +42,9 @@ def dataset_lines(lines):
 def test_list_marks_every_set_missing_in_an_empty_dir(capsys, tmp_path):
     code, lines = run(capsys, "list", "--data-dir", tmp_path)
     rows = dataset_lines(lines)
-    assert code == 0 and list(rows) == list(catalog.INFOS)
-    assert all(" MISSING " in line for line in rows.values())
+    assert code == 0 and list(rows) == available()
+    assert all(" MISSING " in line for name, line in rows.items() if name != "synthetic")
+    assert " generated " in rows["synthetic"]  # generated data is always there
     assert "7797  613" in rows["openml_361075"] and "isolet" in rows["openml_361075"]
     assert str(tmp_path / "classification" / "creditcard.parquet") in rows["creditcard"]
 
@@ -53,9 +53,9 @@ def test_list_marks_every_set_missing_in_an_empty_dir(capsys, tmp_path):
 def test_list_on_the_mirror(capsys):
     code, lines = run(capsys, "list", "--data-dir", MIRROR)
     rows = dataset_lines(lines)
-    assert code == 0 and len(rows) == 38
+    assert code == 0 and len(rows) == 39
     for name, line in rows.items():
-        status = catalog.availability_at(name, MIRROR)[0]
+        status = catalog.availability(name, MIRROR)[0]
         assert (" MISSING " in line) == (status == "missing") and (" mirror " in line) == (status == "mirror")
     assert " 241600   15  mirror " in rows["openml_361104"]
 
@@ -189,27 +189,27 @@ def test_import_from_raw_round_trip(capsys, tmp_path):
     assert code == 0, lines
     assert sum(line.startswith("wrote") for line in lines) == 5
 
-    cod = catalog.load_at("cod-rna", out)
+    cod = catalog.load("cod-rna", out)
     np.testing.assert_array_equal(cod.X_train, made["cod-rna"]["tr"][0])
     np.testing.assert_array_equal(cod.y_test, made["cod-rna"]["te"][1])
-    assert catalog.load_at("cod-rna", out, split="paper").n_train == 60
+    assert catalog.load("cod-rna", out, split="paper").n_train == 60
 
-    adult = catalog.load_at("adult", out)
+    adult = catalog.load("adult", out)
     assert (adult.d, adult.n_train, adult.n_test) == (123, 40, 20)
     np.testing.assert_array_equal(adult.X_test, made["adult"]["te"][0])
 
-    credit = catalog.load_at("creditcard", out)
+    credit = catalog.load("creditcard", out)
     assert (credit.d, credit.n_test) == (30, 10) and credit.y_train.sum() + credit.y_test.sum() == 5
     assert credit.y_test.sum() == 1  # stratified: 5 positives -> 1 in a test set of 10
 
-    telco = catalog.load_at("telco", out)
+    telco = catalog.load("telco", out)
     raw_telco = pd.read_parquet(out / "classification" / "telco.parquet")
     assert isinstance(raw_telco["Contract"].dtype, pd.CategoricalDtype) and raw_telco["TotalCharges"].isna().sum() == 3
-    levels = sum(made["telco"][c].nunique() for c in CLASSIFICATION_SCHEMAS["telco"].categorical)
+    levels = sum(made["telco"][c].nunique() for c in get_spec("telco").schema.categorical)
     assert telco.d == levels + 3 and telco.n_train + telco.n_test == 50  # blank TotalCharges kept as 0
     np.testing.assert_array_equal(np.r_[telco.y_train, telco.y_test].sum(), 13)
 
-    cardio = catalog.load_at("cardio", out)
+    cardio = catalog.load("cardio", out)
     assert cardio.d == 5 + sum(
         made["cardio"][c].nunique() for c in ("gender", "cholesterol", "gluc", "smoke", "alco", "active")
     )
@@ -225,7 +225,7 @@ def test_import_from_raw_round_trip(capsys, tmp_path):
     code, lines = run(capsys, "verify", "--data-dir", out)
     rows = dataset_lines(lines)
     assert code == 1
-    for name in catalog.GROUPS["classification_all"]:
+    for name in groups()["classification_all"]:
         assert rows[name].startswith("MISMATCH") and "manifest" not in rows[name] and "sha256" not in rows[name]
 
     # re-importing one set replaces its manifest row instead of adding one
@@ -249,7 +249,7 @@ def test_kaggle_csvs_written_from_the_mirror_import_back_to_the_same_data(capsys
     code, _ = run(capsys, "import", "--from-raw", raw, "--out", tmp_path / "m", "--datasets", "telco", "cardio")
     assert code == 0
     for name in ("telco", "cardio"):
-        a, b = catalog.load_at(name, MIRROR), catalog.load_at(name, tmp_path / "m")
+        a, b = catalog.load(name, MIRROR), catalog.load(name, tmp_path / "m")
         assert a.feature_names == b.feature_names and a.feature_types == b.feature_types
         np.testing.assert_array_equal(a.X_train, b.X_train)
         np.testing.assert_array_equal(a.y_test, b.y_test)
@@ -265,7 +265,7 @@ def test_import_from_raw_reports_what_is_absent(capsys, tmp_path):
     code, lines = run(
         capsys, "import", "--from-raw", tmp_path / "raw", "--out", tmp_path / "m", "--datasets", "openml_361072"
     )
-    assert code == 1 and "not a classification set" in lines[0]
+    assert code == 1 and "does not come from raw files (it comes --from-openml)" in lines[0]
     with pytest.raises(ValueError, match="unknown dataset 'iris'"):
         main(["import", "--from-raw", str(tmp_path / "raw"), "--out", str(tmp_path / "m"), "--datasets", "iris"])
 

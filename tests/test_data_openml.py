@@ -70,15 +70,15 @@ def cached_task(tmp_path):
 def test_cache_is_found_without_network(cached_task, tmp_path):
     expected = openml_source.cache_dir() / "datasets" / str(DID) / f"dataset_{DID}.pq"
     assert openml_source.cached_data_file(TASK) == expected
-    assert catalog.availability_at(NAME, tmp_path / "empty-mirror")[0] == "openml_cache"
-    assert catalog.availability_at("openml_361076", None)[0] == "missing"
+    assert catalog.availability(NAME, tmp_path / "empty-mirror")[0] == "openml_cache"
+    assert catalog.availability("openml_361076", None)[0] == "missing"
 
 
 def test_load_from_the_openml_cache(cached_task):
     frame = openml_source.fetch_frame(TASK)
     assert list(frame.columns) == ["x1", "kind", "x2", "target"]  # mirror layout: target last
     assert isinstance(frame["kind"].dtype, pd.CategoricalDtype)
-    ds = catalog.load_at(NAME, None)
+    ds = catalog.load(NAME, None)
     assert "OpenML task 361075 (openml cache" in ds.source
     assert ds.feature_names == ["kind=a", "kind=b", "kind=c", "x1", "x2"]
     assert ds.feature_types == ["nominal"] * 3 + ["continuous"] * 2
@@ -88,7 +88,7 @@ def test_load_from_the_openml_cache(cached_task):
 
 def test_offline_and_not_cached_is_missing(tmp_path):
     with pytest.raises(MissingDataError, match="not in the openml cache .* DPBENCH_OFFLINE is set") as err:
-        catalog.load_at(NAME, tmp_path)
+        catalog.load(NAME, tmp_path)
     assert "\n" not in str(err.value) and "--from-openml --datasets openml_361075" in str(err.value)
 
 
@@ -102,9 +102,9 @@ def test_unreachable_openml_is_missing_and_not_retried(monkeypatch, tmp_path):
 
     monkeypatch.setattr(openml_source, "fetch_frame", refused)
     with pytest.raises(MissingDataError, match="openml could not provide it .*ConnectionError"):
-        catalog.load_at(NAME, tmp_path)
+        catalog.load(NAME, tmp_path)
     with pytest.raises(MissingDataError, match="OpenML was unreachable"):
-        catalog.load_at("openml_361083", tmp_path)
+        catalog.load("openml_361083", tmp_path)
     assert calls == [TASK]
 
 
@@ -120,7 +120,7 @@ def test_import_from_openml_writes_a_mirror(cached_task, capsys, tmp_path):
     assert row["task_id"] == str(TASK) and row["categorical_columns"] == "kind" and row["d_after_onehot"] == "5"
     assert row["sha256"] == mirror.sha256(out / "openml" / f"{TASK}.parquet")
     # the mirror copy loads to the same dataset as the openml cache
-    a, b = catalog.load_at(NAME, out), catalog.load_at(NAME, None)
+    a, b = catalog.load(NAME, out), catalog.load(NAME, None)
     assert a.source.startswith("mirror") and b.source.startswith("OpenML")
     np.testing.assert_array_equal(a.X_train, b.X_train)
     np.testing.assert_array_equal(a.y_test, b.y_test)

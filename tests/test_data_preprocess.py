@@ -7,14 +7,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
-from dpbench.data.preprocess import (
-    CLASSIFICATION_SCHEMAS,
-    Schema,
-    encode_classification,
-    encode_regression,
-    one_hot,
-    split_indices,
-)
+from dpbench.data.preprocess import Schema, encode, one_hot, split_indices
 
 
 def mixed_frame(n=200, seed=0):
@@ -67,8 +60,8 @@ def test_encode_regression_drops_incomplete_rows_and_reads_schema():
     frame.loc[3, "num1"] = np.nan
     frame.loc[7, "target"] = np.nan
     frame.loc[9, "colour"] = np.nan
-    enc = encode_regression(frame)
-    assert enc.X.shape == (47, 3 + 3 + 2) and enc.y.shape == (47,)
+    enc = encode(frame)  # the default schema: target last, categoricals from the dtype
+    assert enc.X.shape == (47, 3 + 3 + 2) and enc.y.shape == (47,) and enc.n_columns == 4
     np.testing.assert_array_equal(enc.y, frame.drop(index=[3, 7, 9])["target"].to_numpy())
     assert enc.feature_types.count("nominal") == 6 and enc.test_mask is None
     assert not enc.X.flags.writeable and not enc.y.flags.writeable
@@ -95,14 +88,13 @@ def test_encode_classification_labels_fill_and_drop():
         categorical=("gender", "SeniorCitizen"),
         fill_zero=("TotalCharges",),
     )
-    enc = encode_classification(telco_like(), schema)
+    enc = encode(telco_like(), schema, "classification")
     assert enc.feature_names == ("gender=F", "gender=M", "SeniorCitizen=0", "SeniorCitizen=1", "tenure", "TotalCharges")
     np.testing.assert_array_equal(enc.y, [0, 1, 0, 0, 1, 0])
     np.testing.assert_array_equal(enc.X[:, -1], [0, 50, 100, 0, 30, 80])
     # without the fill, rows with a blank are dropped
-    enc = encode_classification(
-        telco_like(), Schema(label="Churn", positive="Yes", drop=("customerID",), categorical=("gender",))
-    )
+    enc = encode(telco_like(), Schema(label="Churn", positive="Yes", drop=("customerID",), categorical=("gender",)),
+                 "classification")
     assert enc.X.shape == (4, 5)
 
 
@@ -110,7 +102,7 @@ def test_bad_labels_are_an_error():
     frame = telco_like()
     frame["Churn"] = ["no", "yes"] * 3
     with pytest.raises(ValueError, match="label 'Churn' must take two values, one of them 'Yes'"):
-        encode_classification(frame, Schema(label="Churn", positive="Yes", drop=("customerID",)))
+        encode(frame, Schema(label="Churn", positive="Yes", drop=("customerID",)), "classification")
 
 
 def test_official_split_column_becomes_the_test_mask():
@@ -121,7 +113,7 @@ def test_official_split_column_becomes_the_test_mask():
             "split": pd.Categorical(["train", "train", "test", "test"]),
         }
     )
-    enc = encode_classification(frame, CLASSIFICATION_SCHEMAS["cod-rna"])
+    enc = encode(frame, Schema(label="y"), "classification", split_column="split")
     np.testing.assert_array_equal(enc.test_mask, [False, False, True])
     assert enc.feature_names == ("f1",)
 

@@ -3,7 +3,12 @@
 import numpy as np
 import pytest
 
-from dpbench.data.synthetic import NOISE_STD, make_synthetic
+from dpbench.data import load_dataset
+from dpbench.data.sets.synthetic import NOISE_STD
+
+
+def make_synthetic(seed=0, **options):
+    return load_dataset({"name": "synthetic", **options}, split_seed=seed)
 
 
 def test_clean_model_shapes_and_noise():
@@ -42,8 +47,10 @@ def test_seeded_and_classification():
     a = make_synthetic(seed=5)
     b = make_synthetic(seed=5)
     np.testing.assert_array_equal(a.X_train, b.X_train)
+    assert not np.array_equal(make_synthetic(seed=6).X_train, a.X_train)
     c = make_synthetic(task="classification", seed=5)
     assert set(np.unique(c.y_train)) == {0.0, 1.0} and c.task == "classification"
+    assert (a.name, c.name) == ("synthetic_label_p0.05_n10000_d10", "synthetic_label_p0.05_n10000_d10_clf")
 
 
 @pytest.mark.parametrize("kw,match", [({"outlier": "x"}, "outlier"), ({"fraction": 2}, "fraction"),

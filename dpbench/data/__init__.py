@@ -1,14 +1,21 @@
-"""Datasets: synthetic generators and the real sets (OpenML tasks, classification files).
+"""Datasets: one registry of descriptions (data/registry.py), one module per family of datasets (data/sets/).
 
-`load_dataset(spec, split_seed)` is the single entry point the runner uses.
-A spec is a dataset name (str) or a mapping {'name': ..., **options}.
+`load_dataset(spec, split_seed, data_dir, split)` is the single entry point the
+runner uses.  A spec is a dataset name (str) or a mapping {'name': ..., **options}
+(a generator's options, or `split` for a real set, e.g. {name: cod-rna, split: paper}).
+`data_dir` is the mirror directory the entry point resolved (`resolve_data_dir`);
+it is used as given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from dpbench.data.base import Dataset, MissingDataError
+from dpbench.data.catalog import SPLITS, load, resolve_data_dir
+from dpbench.data.preprocess import FIXED_SPLIT_SEED
+from dpbench.data.registry import DatasetSpec, available, dataset, get_spec, groups, register, unregister
 
 
 def _as_spec(spec) -> dict:
@@ -19,59 +26,74 @@ def _as_spec(spec) -> dict:
     raise ValueError(f"a dataset spec is a name or a mapping with a 'name' key, got {spec!r}")
 
 
-def dataset_label(spec) -> str:
-    """The name a spec's rows carry in results (synthetic options included)."""
-    spec = _as_spec(spec)
-    if spec["name"] == "synthetic":
-        from dpbench.data.synthetic import synthetic_label
+def _options(spec: dict) -> dict:
+    return {k: v for k, v in spec.items() if k != "name"}
 
-        return synthetic_label(**{k: v for k, v in spec.items() if k != "name"})
-    options = ",".join(f"{k}={spec[k]}" for k in sorted(spec) if k != "name")
-    return f"{spec['name']}[{options}]" if options else spec["name"]
+
+def dataset_label(spec) -> str:
+    """The name a spec's rows carry in results (a generator's options included)."""
+    spec = _as_spec(spec)
+    described, options = get_spec(spec["name"]), _options(spec)
+    if described.label is not None:
+        return described.label(**options)
+    text = ",".join(f"{k}={options[k]}" for k in sorted(options))
+    return f"{spec['name']}[{text}]" if text else spec["name"]
 
 
 def expand_dataset_specs(specs) -> list[dict]:
-    """Expand group names (e.g. 'openml_all') into their members."""
-    out = []
-    for spec in specs:
-        spec = _as_spec(spec)
-        if spec["name"] == "synthetic":
-            out.append(spec)
-            continue
-        from dpbench.data import catalog
-
-        if spec["name"] in catalog.GROUPS:
-            out.extend({"name": n} for n in catalog.GROUPS[spec["name"]])
+    """Expand group names (e.g. 'openml_all') into their members; unknown names are a ValueError."""
+    out, named = [], groups()
+    for spec in map(_as_spec, specs):
+        if spec["name"] in named:
+            out.extend({"name": n} for n in named[spec["name"]])
         else:
+            get_spec(spec["name"])
             out.append(spec)
     return out
 
 
 def dataset_task(spec) -> str:
     spec = _as_spec(spec)
-    if spec["name"] == "synthetic":
-        return "classification" if spec.get("task") == "classification" else "regression"
-    from dpbench.data import catalog
-
-    return catalog.task_of(spec["name"])
+    return get_spec(spec["name"]).task_for(spec)
 
 
-def load_dataset(spec, split_seed: int = 42, data_dir: str | None = None, split: str = "fixed") -> Dataset:
-    """Load and preprocess one dataset split.  Raises MissingDataError if its files are absent.
+def check_spec(spec) -> None:
+    """A ValueError naming the problem if a spec's name or options are wrong (nothing is loaded or drawn)."""
+    spec = _as_spec(spec)
+    described, options = get_spec(spec["name"]), _options(spec)
+    valid = described.source.options() if described.generated else {"split": "fixed"}
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown} for dataset {spec['name']!r}; valid: {', '.join(valid)}")
+    if described.generated and described.source.check is not None:
+        described.source.check(**{**valid, **options})
+    if "split" in options and options["split"] not in SPLITS:
+        raise ValueError(f"dataset {spec['name']!r}: split must be one of {SPLITS}, got {options['split']!r}")
 
-    Synthetic data is drawn afresh from `split_seed`; real data is split as
-    `split` says ('fixed' or 'per_seed'), unless the spec names its own split
-    (e.g. {name: cod-rna, split: paper}).
+
+def data_seed(spec, seed: int, split: str = "fixed") -> int:
+    """Seed of a run's data: generated data is drawn afresh per seed; real data is split per seed or fixed."""
+    if get_spec(_as_spec(spec)["name"]).generated or split == "per_seed":
+        return seed
+    return FIXED_SPLIT_SEED
+
+
+def load_dataset(spec, split_seed: int = FIXED_SPLIT_SEED, data_dir=None, split: str = "fixed") -> Dataset:
+    """Load and preprocess one dataset split from the mirror `data_dir` (None: no mirror).
+
+    Raises MissingDataError if its files are absent.  Generated data is drawn from `split_seed`; real data is
+    split as `split` says ('fixed' or 'per_seed'), unless the spec names its own split.
     """
     spec = _as_spec(spec)
-    name = spec.pop("name")
-    if name == "synthetic":
-        from dpbench.data.synthetic import make_synthetic
-
-        return make_synthetic(seed=split_seed, **spec)
-    from dpbench.data import catalog
-
-    return catalog.load_real(name, split_seed=split_seed, data_dir=data_dir, **{"split": split, **spec})
+    name, options = spec["name"], _options(spec)
+    root = Path(data_dir).expanduser() if data_dir else None
+    if get_spec(name).generated:
+        return load(name, root, split_seed, **options)
+    return load(name, root, split_seed, **{"split": split, **options})
 
 
-__all__ = ["Dataset", "MissingDataError", "dataset_label", "dataset_task", "expand_dataset_specs", "load_dataset"]
+from dpbench.data import sets  # noqa: E402,F401 - registers every dataset
+
+__all__ = ["Dataset", "DatasetSpec", "MissingDataError", "available", "check_spec", "data_seed", "dataset",
+           "dataset_label", "dataset_task", "expand_dataset_specs", "get_spec", "groups", "load_dataset", "register",
+           "resolve_data_dir", "unregister"]

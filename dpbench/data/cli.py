@@ -1,7 +1,8 @@
 """`python -m dpbench data list|verify|import`: what real data is available, check a mirror, build one.
 
-The data directory is `--data-dir`, else $DPBENCH_DATA_DIR, else ../shared/data
-beside the repository if it exists (the read-only mirror of this project).
+The data directory is `--data-dir`, else the one a sweep would use
+(`catalog.resolve_data_dir`: $DPBENCH_DATA_DIR, else ../shared/data beside the
+repository if it exists).
 """
 
 from __future__ import annotations
@@ -9,20 +10,22 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dpbench.data import catalog, mirror
+from dpbench.data import available, catalog, expand_dataset_specs, get_spec, mirror
 
 
 def _root(args) -> Path | None:
-    return Path(args.data_dir).expanduser() if args.data_dir else catalog.default_data_dir()
+    return Path(args.data_dir).expanduser() if args.data_dir else catalog.resolve_data_dir()
 
 
 def _names(requested: list[str] | None, default: str) -> list[str]:
-    names = []
-    for name in requested or [default]:
-        names.extend(catalog.GROUPS.get(name, [name]))
-    for name in names:
-        catalog.info(name)  # ValueError naming the valid ones
-    return names
+    return [s["name"] for s in expand_dataset_specs(requested or [default])]  # ValueError naming the valid ones
+
+
+def _size(spec) -> tuple[str, str]:
+    """n and d as the paper reports them ('-' when it does not)."""
+    p = spec.paper
+    n = p.get("n", p["train"] + p["test"] if "train" in p and "test" in p else None)
+    return ("-" if n is None else str(n)), str(p.get("d", "-"))
 
 
 def cmd_list(args) -> int:
@@ -30,13 +33,15 @@ def cmd_list(args) -> int:
     print(f"data directory: {root if root else 'none (set --data-dir or DPBENCH_DATA_DIR)'}")
     print(f"{'name':<16} {'task':<14} {'n':>7} {'d':>4}  {'availability':<13} {'title':<36} location / reason")
     counts: dict[str, int] = {}
-    for name, i in catalog.INFOS.items():
-        status, where = catalog.availability_at(name, root)
+    for name in available():
+        spec = get_spec(name)
+        status, where = catalog.availability(name, root)
         counts[status] = counts.get(status, 0) + 1
         shown = "MISSING" if status == "missing" else status
-        print(f"{name:<16} {i.task:<14} {i.n_rows:>7} {i.n_features:>4}  {shown:<13} {i.title:<36} {where}")
+        n, d = _size(spec)
+        print(f"{name:<16} {spec.task:<14} {n:>7} {d:>4}  {shown:<13} {spec.title or name:<36} {where}")
     print(
-        ", ".join(f"{v} {k}" for k, v in counts.items()) + f" of {len(catalog.INFOS)}; n and d as in the papers "
+        ", ".join(f"{v} {k}" for k, v in counts.items()) + f" of {len(available())}; n and d as in the papers "
         "(d after one-hot); missing sets: `python -m dpbench data import --help`"
     )
     return 0

@@ -9,7 +9,7 @@ ColumnTransformer order), no feature scaling, float64; then
 train_test_split(test_size=0.2, random_state=42), stratified on the label for
 classification.  Which columns are categorical comes from the schema (pandas
 `category` dtype in the mirror files, OpenML's categorical indicator, or the
-per-set schema below), never from the values.
+dataset's `Schema`), never from the values.
 """
 
 from __future__ import annotations
@@ -33,53 +33,27 @@ class Encoded:
     y: np.ndarray
     feature_names: tuple[str, ...]
     feature_types: tuple[str, ...]
-    test_mask: np.ndarray | None = None  # rows of an official test file (LIBSVM); None: split at random
+    test_mask: np.ndarray | None = None  # rows of an official test part; None: split at random
+    n_columns: int = 0  # feature columns before one-hot (paper 000 Table II's '# columns')
 
 
 @dataclass(frozen=True)
 class Schema:
-    """How a classification frame (mirror layout) becomes X, y.
+    """How a raw frame becomes X, y.  The default reads the mirror layout of the OpenML tasks.
 
-    `indicator_features`: every feature is already a one-hot indicator (LIBSVM a9a
-    binarises all 14 Adult attributes), so all are 'nominal'.
-    `fill_zero`: blanks that mean zero, filled before incomplete rows are dropped.
+    `label`: the label column (None: the last column).  `positive`: the label value coded 1
+    (classification only).  `categorical`: the columns to one-hot (None: those of pandas
+    `category` dtype).  `indicator_features`: every feature is already a one-hot indicator
+    (LIBSVM a9a binarises all 14 Adult attributes), so all are 'nominal'.  `fill_zero`: blanks
+    that mean zero, filled before incomplete rows are dropped.
     """
 
-    label: str
-    positive: object
+    label: str | None = None
+    positive: object = 1
     drop: tuple[str, ...] = ()
-    categorical: tuple[str, ...] = ()
+    categorical: tuple[str, ...] | None = None
     fill_zero: tuple[str, ...] = ()
-    official_split: str | None = None  # column holding 'train'/'test'
     indicator_features: bool = False
-
-
-TELCO_CATEGORICAL = (
-    "gender", "SeniorCitizen", "Partner", "Dependents", "PhoneService", "MultipleLines", "InternetService",
-    "OnlineSecurity", "OnlineBackup", "DeviceProtection", "TechSupport", "StreamingTV", "StreamingMovies",
-    "Contract", "PaperlessBilling", "PaymentMethod",
-)  # fmt: skip
-
-CLASSIFICATION_SCHEMAS = {
-    "cod-rna": Schema(label="y", positive=1, drop=("split",), official_split="split"),
-    "adult": Schema(label="y", positive=1, drop=("split",), official_split="split", indicator_features=True),
-    "creditcard": Schema(label="Class", positive=1),
-    # 16 categoricals (SeniorCitizen, a 0/1 flag, included) + tenure, MonthlyCharges, TotalCharges -> p = 46
-    # as in paper 001 Table 2.  TotalCharges is blank for the 11 customers with tenure 0, who have been
-    # charged nothing: filled with 0, not dropped, because Table 2's 5634 + 1409 = 7043 rows and 26.53%
-    # positives keep them (dropping them gives 5625 + 1407 and 26.57%).
-    "telco": Schema(
-        label="Churn", positive="Yes", drop=("customerID",), categorical=TELCO_CATEGORICAL, fill_zero=("TotalCharges",)
-    ),
-    # id dropped; gender, cholesterol, gluc (ordinal 1-3), smoke, alco, active one-hot; age, height, weight,
-    # ap_hi, ap_lo numeric: 5 + 2 + 3 + 3 + 2 + 2 + 2 = 19 = paper 001 Table 2's p.
-    "cardio": Schema(
-        label="cardio",
-        positive=1,
-        drop=("id",),
-        categorical=("gender", "cholesterol", "gluc", "smoke", "alco", "active"),
-    ),
-}
 
 
 def _levels(col: pd.Series) -> tuple[np.ndarray, list]:
@@ -128,35 +102,37 @@ def _frozen(**arrays) -> dict:
     return arrays
 
 
-def encode_regression(frame: pd.DataFrame) -> Encoded:
-    """Mirror/OpenML layout: features, then the target as the last column; categoricals are `category` dtype."""
-    frame = frame.dropna(how="any")
-    features = frame.iloc[:, :-1]
-    categorical = [c for c in features.columns if isinstance(features[c].dtype, pd.CategoricalDtype)]
-    X, names, types = one_hot(features, categorical)
-    y = frame.iloc[:, -1].to_numpy(dtype=np.float64)
-    return Encoded(**_frozen(X=X, y=y), feature_names=tuple(names), feature_types=tuple(types))
+def encode(frame: pd.DataFrame, schema: Schema = Schema(), task: str = "regression",
+           split_column: str | None = None) -> Encoded:
+    """Raw frame -> X, y (regression: the float target; classification: labels {0, 1}); incomplete rows dropped.
 
-
-def encode_classification(frame: pd.DataFrame, schema: Schema) -> Encoded:
-    """Raw classification columns -> X, labels {0, 1} (float64), and the official test rows if any."""
-    frame = frame.copy()
-    for col in schema.fill_zero:
-        frame[col] = frame[col].fillna(0.0)
-    split = frame[schema.official_split].astype(str).to_numpy() if schema.official_split else None
-    keep = frame.drop(columns=list(schema.drop)).notna().all(axis=1).to_numpy()
+    `split_column` marks the rows of an official test part ('test'); it becomes `test_mask`.
+    """
+    if schema.fill_zero:
+        frame = frame.assign(**{c: frame[c].fillna(0.0) for c in schema.fill_zero})
+    drop = [*schema.drop, *([split_column] if split_column else [])]
+    split = frame[split_column].astype(str).to_numpy() if split_column else None
+    keep = frame.drop(columns=drop).notna().all(axis=1).to_numpy()
     frame = frame.loc[keep]
-    labels = frame[schema.label].astype(object)
-    values = set(labels.unique())
-    if len(values) != 2 or schema.positive not in values:
-        raise ValueError(f"label {schema.label!r} must take two values, one of them {schema.positive!r}; got {values}")
-    y = (labels == schema.positive).to_numpy(dtype=np.float64)
-    features = frame.drop(columns=[schema.label, *schema.drop])
-    X, names, types = one_hot(features, schema.categorical)
+    label = schema.label or [c for c in frame.columns if c not in drop][-1]
+    if task == "regression":
+        y = frame[label].to_numpy(dtype=np.float64)
+    else:
+        labels = frame[label].astype(object)
+        values = set(labels.unique())
+        if len(values) != 2 or schema.positive not in values:
+            raise ValueError(f"label {label!r} must take two values, one of them {schema.positive!r}; got {values}")
+        y = (labels == schema.positive).to_numpy(dtype=np.float64)
+    features = frame.drop(columns=[label, *drop])
+    categorical = schema.categorical
+    if categorical is None:
+        categorical = [c for c in features.columns if isinstance(features[c].dtype, pd.CategoricalDtype)]
+    X, names, types = one_hot(features, categorical)
     if schema.indicator_features:
         types = ["nominal"] * len(types)
     test_mask = None if split is None else split[keep] == "test"
-    return Encoded(**_frozen(X=X, y=y, test_mask=test_mask), feature_names=tuple(names), feature_types=tuple(types))
+    return Encoded(**_frozen(X=X, y=y, test_mask=test_mask), feature_names=tuple(names),
+                   feature_types=tuple(types), n_columns=features.shape[1])
 
 
 def split_indices(y: np.ndarray, seed: int, stratify: bool) -> tuple[np.ndarray, np.ndarray]:

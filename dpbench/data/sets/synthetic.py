@@ -4,7 +4,8 @@
 
 N(0, 0.1) is read as variance 0.1 (noise std sqrt(0.1)); w ~ N(0, I_d) is
 drawn from the same seed.  A fraction `fraction` of the *training* rows is
-corrupted; the test set is always clean:
+corrupted; the test set is always clean (the frame's `split` column says which
+rows are which):
 
 - 'label'   (eq. 10): y_out = 10 x^T w + z
 - 'feature' (eq. 11): x_out = 10 x, after the labels were drawn
@@ -20,8 +21,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
-from dpbench.data.base import Dataset
+from dpbench.data.preprocess import Schema
+from dpbench.data.registry import dataset
 
 OUTLIERS = ("none", "label", "feature", "model")
 NOISE_STD = math.sqrt(0.1)
@@ -45,16 +48,10 @@ def synthetic_label(outlier="label", fraction=0.05, n_train=10_000, n_test=2_000
     return label + ("_clf" if task == "classification" else "")
 
 
-def make_synthetic(
-    outlier: str = "label",
-    fraction: float = 0.05,
-    n_train: int = 10_000,
-    n_test: int = 2_000,
-    d: int = 10,
-    task: str = "regression",
-    seed: int = 0,
-) -> Dataset:
-    """Draw one seeded train/test set of the paper 000 model with `fraction` outliers in training."""
+@dataset("synthetic", split="official", schema=Schema(label="y"), label=synthetic_label, check=_check)
+def synthetic(outlier: str = "label", fraction: float = 0.05, n_train: int = 10_000, n_test: int = 2_000,
+              d: int = 10, task: str = "regression", seed: int = 0) -> pd.DataFrame:
+    """One seeded draw of the paper 000 model: x0..x{d-1}, y, split (train rows first, `fraction` outliers)."""
     _check(outlier, fraction, n_train, n_test, d, task)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 9]))
     w = rng.normal(size=d)
@@ -71,14 +68,7 @@ def make_synthetic(
         y[out] = X[out] @ (w + 5) + rng.normal(0.0, NOISE_STD, size=n_out)
     if task == "classification":
         y = (y > 0).astype(float)
-    return Dataset(
-        name=synthetic_label(outlier, fraction, n_train, n_test, d, task),
-        task=task,
-        X_train=X[:n_train],
-        y_train=y[:n_train],
-        X_test=X[n_train:],
-        y_test=y[n_train:],
-        feature_names=[f"x{i}" for i in range(d)],
-        feature_types=["continuous"] * d,
-        source=f"synthetic (paper 000 eq. 9-12), outlier={outlier}, fraction={fraction}, seed={seed}",
-    )
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(d)])
+    frame["y"] = y
+    frame["split"] = np.repeat(["train", "test"], [n_train, n_test])
+    return frame

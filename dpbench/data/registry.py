@@ -1,0 +1,115 @@
+"""One place that knows every dataset: what it is, where its rows come from, how they become X, y and a split,
+and the numbers its paper reports.
+
+A dataset is declared once, in a module of `dpbench/data/sets/` (imported with
+the package, like `dpbench/algorithms/`): `register(DatasetSpec(...))` for
+data read from files, or the `@dataset(...)` decorator on a generator
+function, which draws a raw frame from a seed and options.  Every source
+yields a raw frame; the spec's `schema` and `split` policy turn it into a
+`Dataset`, so real and generated data take the same path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpbench.data.preprocess import Schema
+from dpbench.data.sources import Generator
+
+TASKS = ("regression", "classification")
+SPLIT_POLICIES = ("random", "official")
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A dataset's description.
+
+    source: where the raw frame comes from (`dpbench.data.sources`: OpenMLTask, RawFiles, Generator).
+    split: 'random' (train_test_split 80/20, the authors' fixed seed or per seed, stratified for
+        classification) or 'official' (the frame's `split` column marks the test rows).
+    paper: the numbers the paper reports, which `data verify` checks (keys: n, columns, d, true_bound,
+        train, test, positive_pct; see mirror.measure); paper_table names the table, paper_split the split
+        under which they hold ('paper': trained and tested on the official test rows, cod-rna only).
+    group: a name that selects several datasets at once (e.g. openml_all); slug: the Hydra shorthand
+        conf/dataset/<group without _all>/<slug or name>.yaml.
+    label: for generators, the name a spec's rows carry in results, from its options.
+    """
+
+    name: str
+    task: str
+    source: Any
+    schema: Schema = Schema()
+    split: str = "random"
+    title: str = ""
+    url: str = ""
+    group: str | None = None
+    slug: str | None = None
+    paper: Mapping[str, float] = field(default_factory=dict)
+    paper_table: str = ""
+    paper_split: str = "fixed"
+    label: Callable[..., str] | None = None
+
+    def __post_init__(self):
+        if self.task not in TASKS:
+            raise ValueError(f"dataset {self.name!r}: task must be one of {TASKS}, got {self.task!r}")
+        if self.split not in SPLIT_POLICIES:
+            raise ValueError(f"dataset {self.name!r}: split must be one of {SPLIT_POLICIES}, got {self.split!r}")
+
+    @property
+    def generated(self) -> bool:
+        return hasattr(self.source, "make")
+
+    def task_for(self, options: Mapping) -> str:
+        """The task of a spec with these options: a generator's `task` option overrides the declared one."""
+        return options.get("task", self.task) if self.generated else self.task
+
+
+_REGISTRY: dict[str, DatasetSpec] = {}
+
+
+def register(spec: DatasetSpec) -> DatasetSpec:
+    if spec.name in _REGISTRY or spec.name in groups():
+        raise ValueError(f"dataset {spec.name!r} is already registered")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def dataset(name: str, task: str = "regression", check=None, **declaration):
+    """Function decorator: register a generator `fn(seed, **options) -> raw frame` as the dataset `name`
+    (`check(**options)`: see sources.Generator)."""
+
+    def decorate(fn):
+        register(DatasetSpec(name, task, Generator(fn, check), **declaration))
+        return fn
+
+    return decorate
+
+
+def unregister(name: str) -> None:
+    """Remove a dataset (tests that register a toy one clean up with this)."""
+    _REGISTRY.pop(name, None)
+
+
+def groups() -> dict[str, list[str]]:
+    """Group name -> its datasets, in registration order."""
+    out: dict[str, list[str]] = {}
+    for spec in _REGISTRY.values():
+        if spec.group:
+            out.setdefault(spec.group, []).append(spec.name)
+    return out
+
+
+def available(task: str | None = None) -> list[str]:
+    """Names of the registered datasets (optionally only those for `task`), in registration order."""
+    return [n for n, s in _REGISTRY.items() if task is None or s.task == task]
+
+
+def get_spec(name: str) -> DatasetSpec:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown dataset {name!r}; datasets: {', '.join(available())}; groups: {', '.join(groups())}"
+        ) from None
