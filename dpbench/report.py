@@ -2,31 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
 
 def summary_table(df: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
-    """Mean +/- std of the metric over seeds per (dataset, algorithm, epsilon), and how many runs were not 'ok'.
+    """Per (dataset, algorithm, epsilon): the metric's mean and std over seeds, and how the runs ended.
 
-    metric None: test MSE for regression rows, test F1 for classification rows.  Runs with an algorithm
-    outcome other than 'ok' (e.g. TukeyEM's PTR failure, which predicts with the zero model) count in the
-    mean; runs that produced no model (see results.NO_MODEL_STATUSES) do not.
+    metric None: test MSE for regression rows, test F1 for classification rows (column `metric` says which).
+    `failed`: runs with an algorithm outcome other than 'ok' that still predict (e.g. TukeyEM's PTR failure,
+    the zero model, as paper 000 reports it); they count in the mean.  `no_model`: runs that produced no model
+    (results.NO_MODEL_STATUSES: errors, missing data); they do not.  Non-private rows have epsilon inf.
     """
     from dpbench.results import has_metrics
 
     if metric is None:
-        value = df["test_mse"].where(df["task"] != "classification", df["test_f1"])
-        name = "test_mse|test_f1"
+        clf = df["task"] == "classification"
+        value, name = df["test_mse"].where(~clf, df["test_f1"]), np.where(clf, "test_f1", "test_mse")
     else:
         value, name = df[metric], metric
+    usable = has_metrics(df)
     frame = pd.DataFrame({
         "dataset": df["dataset"], "algorithm": df["algorithm"], "epsilon": df["epsilon"].fillna(np.inf),
-        "value": value.where(has_metrics(df)), "not_ok": df["status"] != "ok",
+        "metric": name, "value": value.where(usable), "failed": usable & (df["status"] != "ok"), "no_model": ~usable,
     })
     g = frame.groupby(["dataset", "algorithm", "epsilon"])
-    return pd.DataFrame({f"{name}_mean": g["value"].mean(), f"{name}_std": g["value"].std(ddof=0),
-                         "runs": g.size(), "not_ok": g["not_ok"].sum()})
+    return pd.DataFrame({"metric": g["metric"].first(), "mean": g["value"].mean(), "std": g["value"].std(ddof=0),
+                         "runs": g.size(), "failed": g["failed"].sum(), "no_model": g["no_model"].sum()})
+
+
+def render(df: pd.DataFrame, plot: Mapping | None = None) -> str:
+    """The report a sweep prints: the summary table, then what the figure kind adds (scatter: win counts)."""
+    from dpbench import plots
+
+    plot = plot or {}
+    with pd.option_context("display.width", 200, "display.max_rows", 1000):
+        parts = [summary_table(df, plot.get("metric")).to_string(float_format=lambda v: f"{v:.4g}")]
+    extra = plots.summary(plot, df)
+    return "\n\n".join(parts + ([extra] if extra else []))
 
 
 def audit_ledgers(epsilon: float = 1.0, delta: float = 1e-6, seed: int = 0) -> pd.DataFrame:

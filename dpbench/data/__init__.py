@@ -33,11 +33,7 @@ def _options(spec: dict) -> dict:
 def dataset_label(spec) -> str:
     """The name a spec's rows carry in results (a generator's options included)."""
     spec = _as_spec(spec)
-    described, options = get_spec(spec["name"]), _options(spec)
-    if described.label is not None:
-        return described.label(**options)
-    text = ",".join(f"{k}={options[k]}" for k in sorted(options))
-    return f"{spec['name']}[{text}]" if text else spec["name"]
+    return get_spec(spec["name"]).label_for(_options(spec))
 
 
 def expand_dataset_specs(specs) -> list[dict]:

@@ -130,7 +130,7 @@ def load(name: str, root: Path | None = None, split_seed: int = FIXED_SPLIT_SEED
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     if spec.generated:
         enc = encode_frame(spec, spec.source.make(seed=split_seed, **options), options)
-        label, where = spec.label(**options) if spec.label else name, f"{spec.source.describe()} (seed {split_seed})"
+        label, where = spec.label_for(options), f"{spec.source.describe()} (seed {split_seed})"
     else:
         if options:
             raise ValueError(f"dataset {name} takes no options besides split; got {sorted(options)}")

@@ -61,6 +61,13 @@ class DatasetSpec:
     def generated(self) -> bool:
         return hasattr(self.source, "make")
 
+    def label_for(self, options: Mapping) -> str:
+        """The name rows of this dataset with these options carry in results: name[k=v,...] unless `label`."""
+        if self.label is not None:
+            return self.label(**options)
+        text = ",".join(f"{k}={options[k]}" for k in sorted(options))
+        return f"{self.name}[{text}]" if text else self.name
+
     def task_for(self, options: Mapping) -> str:
         """The task of a spec with these options: a generator's `task` option overrides the declared one."""
         return options.get("task", self.task) if self.generated else self.task

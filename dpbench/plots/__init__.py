@@ -1,26 +1,95 @@
-"""Figures, one module per family; `draw(plot_cfg, df, out_path, title)` dispatches on plot.kind."""
+"""Figures of sweep results: a registry of figure kinds, one module per kind.
+
+A kind is a function `fn(df, title='', **options) -> matplotlib Figure`
+registered with `@figure('<kind>')`; its keyword options are the config's
+`plot.*` keys it takes (metric, x, y, ...).  `@figure('<kind>', summary=fn)`
+also gives the report a text summary `fn(df, **options) -> str`.  `draw(plot_cfg, df, out_path,
+title)` picks the kind named by plot.kind and saves the figure.  Every module
+of this package is imported with it, so a new kind is one new module.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pandas as pd
 
-KINDS = ("privacy_curve", "scatter")
+_KINDS: dict[str, Callable] = {}
+_SUMMARIES: dict[str, Callable] = {}
+DEFAULT_KIND = "privacy_curve"
+
+
+def figure(kind: str, summary: Callable | None = None):
+    """Function decorator: register a figure kind (and the text it adds to the report)."""
+
+    def decorate(fn):
+        if kind in _KINDS:
+            raise ValueError(f"figure kind {kind!r} is already registered")
+        _KINDS[kind] = fn
+        if summary is not None:
+            _SUMMARIES[kind] = summary
+        return fn
+
+    return decorate
+
+
+def unregister(kind: str) -> None:
+    """Remove a figure kind (tests that register a toy one clean up with this)."""
+    _KINDS.pop(kind, None)
+    _SUMMARIES.pop(kind, None)
+
+
+def kinds() -> list[str]:
+    return sorted(_KINDS)
+
+
+def get_kind(kind: str) -> Callable:
+    try:
+        return _KINDS[kind]
+    except KeyError:
+        raise ValueError(f"unknown plot kind {kind!r}; known: {', '.join(kinds())}") from None
+
+
+def _options(plot: Mapping, fn: Callable) -> dict:
+    """The plot's keys other than kind (null ones left to the kind's defaults), checked against what fn takes."""
+    kind, options = plot.get("kind") or DEFAULT_KIND, {k: v for k, v in plot.items() if k != "kind" and v is not None}
+    params = {n: p for n, p in inspect.signature(fn).parameters.items() if n not in ("df", "title")}
+    unknown = sorted(set(options) - set(params))
+    if unknown:
+        takes = ", ".join(params) or "nothing"
+        raise ValueError(f"plot.kind={kind} does not take {', '.join(unknown)}; it takes {takes}")
+    needed = [n for n, p in params.items() if p.default is p.empty and n not in options]
+    if needed:
+        raise ValueError(f"plot.kind={kind} needs plot.{' and plot.'.join(needed)}")
+    return options
+
+
+def make(plot: Mapping, df: pd.DataFrame, title: str = ""):
+    """The figure of plot.kind."""
+    fn = get_kind(plot.get("kind") or DEFAULT_KIND)
+    return fn(df, title=title, **_options(plot, fn))
+
+
+def summary(plot: Mapping, df: pd.DataFrame) -> str | None:
+    """The text plot.kind adds to the report, if any."""
+    kind = plot.get("kind") or DEFAULT_KIND
+    if kind not in _SUMMARIES:
+        return None
+    return _SUMMARIES[kind](df, **_options(plot, get_kind(kind)))
 
 
 def draw(plot: Mapping, df: pd.DataFrame, out_path: str | Path, title: str = "") -> Path:
-    kind = plot.get("kind", "privacy_curve")
-    if kind == "privacy_curve":
-        from dpbench.plots.privacy_curve import plot_privacy_curve
+    """Draw the figure the plot config names and save it to out_path."""
+    from dpbench.plots.common import save
 
-        return plot_privacy_curve(df, out_path, metric=plot.get("metric"), title=title)
-    if kind == "scatter":
-        from dpbench.plots.scatter import plot_scatter
+    return save(make(plot, df, title), out_path)
 
-        if not plot.get("x") or not plot.get("y"):
-            raise ValueError("plot.kind=scatter needs plot.x and plot.y (the two algorithms to compare)")
-        return plot_scatter(df, out_path, x=plot["x"], y=plot["y"], metric=plot.get("metric") or "test_mse",
-                            title=title)
-    raise ValueError(f"unknown plot kind {kind!r}; known: {', '.join(KINDS)}")
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+
+__all__ = ["draw", "figure", "get_kind", "kinds", "make", "summary", "unregister"]

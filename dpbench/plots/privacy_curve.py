@@ -1,79 +1,63 @@
-"""A metric against epsilon (log scale), mean +/- std over seeds, one panel per dataset."""
+"""A metric against epsilon (log scale), one panel per dataset: the mean over seeds as a line, each seed as a dot.
+
+Non-private algorithms are horizontal dashed lines.  With a single epsilon
+there is no curve to draw, so the figure is the dot chart (plots/dots.py).
+"""
 
 from __future__ import annotations
 
-import math
-from pathlib import Path
+import pandas as pd
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from dpbench.results import has_metrics  # noqa: E402
-
-LABELS = {
-    "boosted_adassp": "BoostedAdaSSP",
-    "adassp": "AdaSSP",
-    "ssp": "SSP",
-    "ols": "OLS (non-private)",
-    "ridge": "Ridge (non-private)",
-}
-
-METRIC_LABELS = {"test_mse": "test MSE", "test_f1": "test F1", "test_auroc": "test AUROC", "test_r2": "test $R^2$"}
+from dpbench.plots import common, dots, figure
 
 
-def default_metric(df: pd.DataFrame) -> str:
-    return "test_f1" if (df["task"] == "classification").all() else "test_mse"
-
-
-def plot_privacy_curve(df: pd.DataFrame, out_path: str | Path, metric: str | None = None, title: str = "") -> Path:
-    """Draw and save the figure; non-private algorithms are horizontal dashed lines.
-
-    metric None: each panel shows its task's default (test MSE or test F1).
-    """
-    ok = df[has_metrics(df)]
-    if ok.empty:
-        raise ValueError("no successful runs to plot")
+@figure("privacy_curve")
+def privacy_curve(df: pd.DataFrame, title: str = "", metric: str | None = None):
+    """metric None: each panel shows its task's default (test MSE or test F1)."""
+    ok = common.usable(df)
+    if ok["epsilon"].nunique() <= 1:
+        return dots.dots(df, title=title, metric=metric)
     datasets = sorted(ok["dataset"].unique())
-    ncols = min(3, len(datasets))
-    nrows = math.ceil(len(datasets) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.8 * nrows), squeeze=False)
-    for ax, name in zip(axes.flat, datasets, strict=False):
-        sub = ok[ok["dataset"] == name]
-        panel_metric = metric or default_metric(sub)
-        eps_all = sorted(sub["epsilon"].dropna().unique())
-        colors = iter(plt.rcParams["axes.prop_cycle"].by_key()["color"] * 3)
+    metrics = {name: metric or common.default_metric(ok[ok["dataset"] == name]) for name in datasets}
+    share_y = len(set(metrics.values())) == 1 and common.scale_free(next(iter(metrics.values())))
+    fig, axes = common.panels(len(datasets), sharex=True, sharey=share_y)
+    colors = common.algorithm_colors(ok["algorithm"].unique())
+    eps = sorted(ok["epsilon"].dropna().unique())
+    for ax, name in zip(axes, datasets, strict=True):
+        sub, m = ok[ok["dataset"] == name], metrics[name]
         for algo, g in sub.groupby("algorithm", sort=True):
-            color = next(colors)
-            label = LABELS.get(algo, algo)
+            kw = {"color": colors[algo], "label": common.algorithm_label(algo)}
             if g["epsilon"].isna().all():
-                m, s = g[panel_metric].mean(), g[panel_metric].std(ddof=0)
-                ax.axhline(m, ls="--", color=color, label=label)
-                if eps_all:
-                    ax.fill_between(eps_all, m - s, m + s, color=color, alpha=0.1)
+                ax.axhline(g[m].mean(), ls="--", lw=1.3, **kw)
                 continue
-            stats = g.groupby("epsilon")[panel_metric].agg(["mean", "std"]).reset_index()
-            ax.errorbar(stats["epsilon"], stats["mean"], yerr=stats["std"].fillna(0), marker="o", capsize=3,
-                        color=color, label=label)
-            ax.fill_between(stats["epsilon"], stats["mean"] - stats["std"].fillna(0),
-                            stats["mean"] + stats["std"].fillna(0), alpha=0.15, color=color)
+            g = g.dropna(subset=["epsilon"])
+            ax.plot(g.groupby("epsilon")[m].mean(), marker="o", ms=5, lw=1.6, **kw)
+            fine = g[~g["failed"]]
+            ax.scatter(fine["epsilon"], fine[m], s=9, alpha=0.45, color=colors[algo], zorder=3)
+            bad = g[g["failed"]]
+            ax.scatter(bad["epsilon"], bad[m], **common.FAILED)
         ax.set_xscale("log")
-        if panel_metric.endswith("mse") and (sub[panel_metric] > 0).any():
+        log_y = m.endswith("mse") and (sub[m] > 0).all()
+        if log_y:
             ax.set_yscale("log")
+        if not share_y:
+            ax.set_ylim(*(common.log_limits if log_y else common.lin_limits)(sub[m].dropna()))
+        ax.set_xlim(eps[0] / 1.5, eps[-1] * 1.5)
         ax.set_xlabel(r"$\varepsilon$")
-        ax.set_ylabel(METRIC_LABELS.get(panel_metric, panel_metric))
-        ax.set_title(name, fontsize=9)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    for ax in list(axes.flat)[len(datasets):]:
-        ax.axis("off")
+        ax.set_ylabel(common.metric_label(m))
+        ax.set_title(common.dataset_title(name), fontsize=9)
+        common.grid(ax)
+    if share_y:
+        axes[0].set_ylim(*common.lin_limits(ok[metrics[datasets[0]]].dropna()))
+    handles = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, h)
+    extra = [common.failed_legend(ok)] if ok["failed"].any() else []
+    fig.legend(list(handles.values()) + extra, list(handles) + [h.get_label() for h in extra],
+               loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=8, frameon=False)
     n_seeds = ok["seed"].nunique()
-    fig.suptitle(f"{title}  (mean $\\pm$ std over {n_seeds} seeds)".strip())
+    fig.suptitle(f"{title}  (line: mean over {n_seeds} seeds; dots: each seed)".strip(), fontsize=10)
     fig.tight_layout()
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_path, dpi=130)
-    plt.close(fig)
-    return out_path
+    return fig
+

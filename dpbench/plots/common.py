@@ -1,0 +1,142 @@
+"""What every figure kind shares: names and colours of algorithms, metric labels, failed outcomes, saving.
+
+Display labels come from the algorithm registry (a spec's `label`, else the
+published name its description starts with, else the registry name), so a
+new algorithm needs no entry here.  Colours follow the registry's order, so
+an algorithm has one colour in every figure.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from dpbench.results import has_metrics  # noqa: E402
+
+METRIC_LABELS = {
+    "test_mse": "test MSE", "train_mse": "train MSE", "test_r2": "test $R^2$", "train_r2": "train $R^2$",
+    "test_f1": "test F1", "train_f1": "train F1", "test_auroc": "test AUROC", "train_auroc": "train AUROC",
+    "test_accuracy": "test accuracy", "train_accuracy": "train accuracy",
+}
+FAILED = {"marker": "X", "s": 46, "color": "crimson", "edgecolors": "white", "linewidths": 0.5, "zorder": 5}
+_PUBLISHED_NAME = re.compile(r"^([^\s:;(]+)(?:\s*[(:;]|$)")  # 'AdaSSP (Wang 2018): ...' -> 'AdaSSP'
+
+
+def algorithm_label(name: str) -> str:
+    """Display name of a registered algorithm; non-private ones say so (as the design notes ask of legends)."""
+    from dpbench import algorithms
+
+    try:
+        spec = algorithms.get_spec(name)
+    except ValueError:  # results of an algorithm that is no longer registered
+        return name
+    match = _PUBLISHED_NAME.match(spec.description)
+    label = getattr(spec, "label", "") or (match.group(1) if match else name)
+    return label if spec.private else f"{label} (non-private)"
+
+
+def algorithm_colors(names) -> dict[str, tuple]:
+    """One colour per algorithm, by its place in the registry (then by name for unregistered ones)."""
+    from dpbench import algorithms
+
+    order = algorithms.available() + sorted(set(names) - set(algorithms.available()))
+    tab10, tab20 = plt.get_cmap("tab10"), plt.get_cmap("tab20")
+    return {n: tab10(i) if i < 10 else tab20((2 * (i - 10) + 1) % 20)  # then the light shades
+            for n, i in ((n, order.index(n)) for n in names)}
+
+
+def dataset_label(name: str) -> str:
+    """A short name for annotations: the registry's title or config name (openml_361072 -> cpu_act)."""
+    from dpbench.data import get_spec
+
+    try:
+        spec = get_spec(name)
+    except ValueError:  # generated data carries its options in its name
+        return name
+    return spec.slug or spec.title or name
+
+
+def dataset_title(name: str) -> str:
+    """A panel title: the short name, and the results' name when it differs."""
+    short = dataset_label(name)
+    return name if short == name else f"{short} ({name})"
+
+
+def metric_label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, metric)
+
+
+def lower_is_better(metric: str) -> bool:
+    return metric.endswith("mse")
+
+
+def scale_free(metric: str) -> bool:
+    """Metrics on one scale for every dataset (F1, AUROC, accuracy, R^2), so panels may share that axis."""
+    return not metric.endswith("mse")
+
+
+def default_metric(df: pd.DataFrame) -> str:
+    return "test_f1" if (df["task"] == "classification").all() else "test_mse"
+
+
+def usable(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows with metrics, with a `failed` column: an algorithm outcome other than 'ok' (TukeyEM's ptr_failed
+    zero model, an empty private histogram) that still predicts, so it counts, drawn with the FAILED marker."""
+    ok = df[has_metrics(df)]
+    if ok.empty:
+        raise ValueError("no runs with metrics to plot")
+    return ok.assign(failed=ok["status"] != "ok")
+
+
+def failed_legend(df: pd.DataFrame):
+    """The legend entry of failed outcomes, with how many runs and which statuses (None when there are none)."""
+    failed = df[df["failed"]]
+    if failed.empty:
+        return None
+    counts = ", ".join(f"{s} {n}" for s, n in failed["status"].value_counts().sort_index().items())
+    return plt.Line2D([], [], ls="", marker=FAILED["marker"], color=FAILED["color"], ms=7,
+                      label=f"failed outcome: {len(failed)} of {len(df)} runs ({counts})")
+
+
+def log_limits(values, pad: float = 1.35) -> tuple[float, float]:
+    """Limits of a log axis that keep every marker whole (a factor `pad` beyond the extremes)."""
+    positive = [v for v in values if v > 0]
+    return min(positive) / pad, max(positive) * pad
+
+
+def lin_limits(values, pad: float = 0.06) -> tuple[float, float]:
+    lo, hi = min(values), max(values)
+    span = (hi - lo) or abs(hi) or 1.0
+    return lo - pad * span, hi + pad * span
+
+
+def grid(ax) -> None:
+    ax.grid(True, which="major", alpha=0.35)
+    ax.grid(True, which="minor", alpha=0.12)
+
+
+def panels(n: int, ncols: int = 3, width: float = 4.6, height: float = 3.8, **share):
+    """A grid of n panels (spare ones hidden)."""
+    ncols = min(ncols, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, **share)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    for ax in axes.flat[:n]:  # shared axes hide inner tick labels, also above a hidden spare panel: show them
+        ax.tick_params(labelbottom=True, labelleft=True)
+    return fig, list(axes.flat[:n])
+
+
+def save(fig, out_path: str | Path) -> Path:
+    """Write the figure (the whole of it: legends outside the axes included) and free it."""
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out_path, dpi=130, bbox_inches="tight")
+    plt.close(fig)
+    return out_path

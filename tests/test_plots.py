@@ -1,0 +1,138 @@
+"""Every figure kind on a small hand-made results frame: failed outcomes, a single epsilon, shared axes, grid
+lines, nothing clipped, labels from the algorithm registry."""
+
+import math
+
+import matplotlib.colors
+import matplotlib.text
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.collections import PathCollection
+
+from dpbench import plots
+
+DATASETS = {"openml_361072": 1.0, "openml_361073": 100.0, "openml_361074": 0.01}  # cpu_act, pol, elevators
+REGRESSION = {"adassp": 3.0, "boosted_adassp": 1.0, "tukey": 5.0, "ols": 0.5}  # error factor per algorithm
+
+
+def results_frame(epsilons=(0.1, 1.0, 10.0)) -> pd.DataFrame:
+    """Tidy rows as results.load gives them: TukeyEM's seed 0 is a ptr_failed outcome (it has metrics), one
+    adassp run is an error (no metrics), and elevators has the largest gap between the two AdaSSPs."""
+    rows = []
+    for dataset, scale in DATASETS.items():
+        for algo, factor in REGRESSION.items():
+            private = algo != "ols"
+            for eps in epsilons if private else [math.nan]:
+                for seed in (0, 1, 2):
+                    gap = 30.0 if (dataset, algo) == ("openml_361074", "adassp") else 1.0
+                    mse = scale * factor * gap * (1 + (1 / eps if private else 0)) * (1 + 0.1 * seed)
+                    status = "ptr_failed" if algo == "tukey" and seed == 0 else "ok"
+                    rows.append({"algorithm": algo, "private": private, "dataset": dataset, "task": "regression",
+                                 "epsilon": eps, "seed": seed, "status": status, "test_mse": mse})
+    for algo, f1 in (("boosted_adassp_clf", 0.8), ("logreg", 0.9)):
+        for eps in epsilons if algo != "logreg" else [math.nan]:
+            for seed in (0, 1, 2):
+                rows.append({"algorithm": algo, "private": algo != "logreg", "dataset": "telco",
+                             "task": "classification", "epsilon": eps, "seed": seed, "status": "ok",
+                             "test_f1": f1 - 0.01 * seed})
+    rows.append({**rows[0], "seed": 3, "status": "error", "test_mse": math.nan})
+    return pd.DataFrame(rows)
+
+
+def texts(fig) -> str:
+    return "\n".join(t.get_text() for t in fig.findobj(matplotlib.text.Text))
+
+
+def panels(fig):
+    return [ax for ax in fig.axes if ax.get_visible()]
+
+
+def points_in_axes(ax) -> np.ndarray:
+    """Axes-fraction positions of every marker (scatter points, line markers, error bar caps)."""
+    pts = [c.get_offset_transform().transform(c.get_offsets()) for c in ax.collections
+           if isinstance(c, PathCollection) and len(c.get_offsets())]
+    pts += [line.get_transform().transform(line.get_xydata()) for line in ax.lines
+            if line.get_marker() not in (None, "None", "", " ") and len(line.get_xydata())]
+    return ax.transAxes.inverted().transform(np.vstack(pts)) if pts else np.empty((0, 2))
+
+
+KINDS = [
+    ("privacy_curve", {}, (0.1, 1.0, 10.0)),
+    ("privacy_curve", {}, (1.0,)),  # one epsilon: the dot chart
+    ("dots", {}, (1.0,)),
+    ("dots", {"metric": "test_mse"}, (0.1, 1.0)),
+    ("scatter", {"x": "adassp", "y": "boosted_adassp", "metric": "test_mse"}, (0.1, 1.0, 10.0)),
+    ("scatter", {"x": "adassp", "y": "tukey"}, (1.0,)),
+]
+
+
+@pytest.mark.parametrize("kind,options,epsilons", KINDS)
+def test_each_kind_draws_readably(kind, options, epsilons, tmp_path):
+    df = results_frame(epsilons)
+    if options.get("metric") == "test_mse" or kind == "scatter":
+        df = df[df["task"] == "regression"]
+    fig = plots.make({"kind": kind, **options}, df, title="t")
+    axes = panels(fig)
+    assert axes
+    for ax in axes:
+        assert any(g.get_visible() for g in ax.get_xgridlines() + ax.get_ygridlines()), "a panel without grid"
+        pts = points_in_axes(ax)
+        assert len(pts) and np.all((pts > 0.01) & (pts < 0.99)), f"a marker on or beyond the edge of {ax.title}"
+    text = texts(fig)
+    assert "AdaSSP" in text  # labels from the registry's descriptions
+    involves_tukey = kind != "scatter" or "tukey" in options.values()
+    assert ("failed outcome" in text) == involves_tukey
+    path = plots.draw({"kind": kind, **options}, df, tmp_path / "f.png", title="t")
+    assert path.stat().st_size > 10_000
+
+
+def test_failed_outcomes_are_crosses_counted_in_the_legend():
+    fig = plots.make({"kind": "dots"}, results_frame((1.0,)))
+    text = texts(fig)
+    # tukey's seed 0 on each of the 3 datasets; 42 runs with metrics (the error row has none)
+    assert "failed outcome: 3 of 42 runs (ptr_failed 3)" in text
+    rows = [t.get_text() for ax in panels(fig) for t in ax.get_yticklabels()]
+    assert rows.count("TukeyEM  [1/3 failed]") == 3 and "ols (non-private)" in rows
+    crimson = matplotlib.colors.to_rgba("crimson")
+    crosses = [c for ax in fig.axes for c in ax.collections
+               if isinstance(c, PathCollection) and len(c.get_offsets()) and tuple(c.get_facecolor()[0]) == crimson]
+    assert sum(len(c.get_offsets()) for c in crosses) == 3
+
+
+def test_single_epsilon_curve_is_the_dot_chart():
+    df = results_frame((1.0,))
+    curve, chart = plots.make({"kind": "privacy_curve"}, df), plots.make({"kind": "dots"}, df)
+    assert texts(curve) == texts(chart)
+    labels = [t.get_text() for t in panels(chart)[0].get_yticklabels()]
+    assert labels[-1] == "ols (non-private)" and labels[0] == "TukeyEM  [1/3 failed]"  # best on top
+
+
+def test_scatter_shares_axes_and_names_the_largest_gaps():
+    fig = plots.make({"kind": "scatter", "x": "adassp", "y": "boosted_adassp"},
+                     results_frame()[lambda d: d["task"] == "regression"])
+    axes = panels(fig)
+    assert len(axes) == 3 and len({ax.get_xlim() for ax in axes}) == 1 and len({ax.get_ylim() for ax in axes}) == 1
+    names = [t.get_text() for t in axes[0].texts]
+    assert "elevators" in names  # openml_361074: adassp 30x worse there
+    assert "BoostedAdaSSP better: 3/3" in names
+
+
+def test_privacy_curve_shares_x_and_only_scale_free_y():
+    fig = plots.make({"kind": "privacy_curve"}, results_frame())
+    a, b = panels(fig)[:2]
+    assert a.get_shared_x_axes().joined(a, b) and not a.get_shared_y_axes().joined(a, b)  # MSE: own scales
+    telco = results_frame()[lambda d: d["task"] != "regression"]
+    assert len(panels(plots.make({"kind": "privacy_curve", "metric": "test_f1"}, telco))) == 1
+
+
+def test_config_errors_name_the_problem():
+    df = results_frame()
+    with pytest.raises(ValueError, match="unknown plot kind 'bars'; known: dots, privacy_curve, scatter"):
+        plots.make({"kind": "bars"}, df)
+    with pytest.raises(ValueError, match="plot.kind=scatter needs plot.x and plot.y"):
+        plots.make({"kind": "scatter", "x": None, "y": None, "metric": None}, df)
+    with pytest.raises(ValueError, match="plot.kind=privacy_curve does not take x"):
+        plots.make({"kind": "privacy_curve", "x": "ols"}, df)
+    with pytest.raises(ValueError, match="no runs with metrics"):
+        plots.make({"kind": "dots"}, df.assign(status="error"))

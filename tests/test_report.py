@@ -1,0 +1,52 @@
+"""The report's table on a hand-made results frame: means over seeds, failed outcomes, runs without a model."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from dpbench.report import render, summary_table
+
+
+def row(algorithm, seed, value, status="ok", dataset="d1", task="regression", epsilon=1.0):
+    metric = "test_mse" if task == "regression" else "test_f1"
+    return {"dataset": dataset, "algorithm": algorithm, "task": task, "epsilon": epsilon, "seed": seed,
+            "status": status, "private": not math.isnan(epsilon), metric: value}
+
+
+FRAME = pd.DataFrame([
+    row("adassp", 0, 1.0), row("adassp", 1, 3.0),
+    row("tukey", 0, 4.0, "ptr_failed"), row("tukey", 1, 2.0), row("tukey", 2, math.nan, "error"),
+    row("ols", 0, 0.5, epsilon=math.nan), row("ols", 1, 0.5, epsilon=math.nan),
+    row("logreg", 0, 0.8, dataset="telco", task="classification", epsilon=math.nan),
+    row("boosted_adassp_clf", 0, 0.6, dataset="telco", task="classification", epsilon=2.0),
+    row("boosted_adassp_clf", 0, math.nan, "missing_data", dataset="telco", task="classification", epsilon=3.0),
+])
+
+
+def test_summary_table_by_hand():
+    t = summary_table(FRAME)
+    assert t.index.names == ["dataset", "algorithm", "epsilon"]
+    assert t.loc[("d1", "adassp", 1.0)].to_dict() == {"metric": "test_mse", "mean": 2.0, "std": 1.0, "runs": 2,
+                                                      "failed": 0, "no_model": 0}
+    # the ptr_failed zero model counts in the mean (it is paper 000's outcome); the error run does not
+    assert t.loc[("d1", "tukey", 1.0)].to_dict() == {"metric": "test_mse", "mean": 3.0, "std": 1.0, "runs": 3,
+                                                     "failed": 1, "no_model": 1}
+    assert t.loc[("d1", "ols", math.inf), "mean"] == 0.5  # non-private: epsilon inf
+    assert t.loc[("telco", "logreg", math.inf), "metric"] == "test_f1"  # each task its default metric
+    missing = t.loc[("telco", "boosted_adassp_clf", 3.0)]
+    assert math.isnan(missing["mean"]) and (missing["runs"], missing["no_model"]) == (1, 1)
+    assert len(t) == 6
+
+
+def test_summary_table_of_one_metric():
+    t = summary_table(FRAME[FRAME["task"] == "regression"], metric="test_mse")
+    assert list(t["mean"]) == pytest.approx([2.0, 0.5, 3.0])  # adassp, ols, tukey
+
+
+def test_render_adds_what_the_figure_kind_summarises():
+    scatter = {"kind": "scatter", "x": "adassp", "y": "tukey", "metric": "test_mse"}
+    text = render(FRAME[FRAME["task"] == "regression"], scatter)
+    assert "datasets where tukey has lower test_mse than adassp" in text
+    assert text.splitlines()[-1].split() == ["1.0", "0", "1", "1"]  # tukey's mean 3.0 > adassp's 2.0 on d1
+    assert "datasets where" not in render(FRAME, {"kind": "privacy_curve"})
