@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 quickstart: install
-	$(PY) -m dpbench sweep +experiment=quickstart
+	$(PY) -m dpbench sweep experiment=quickstart
 
 test: install
 	$(PY) -m pytest -q
@@ -33,10 +33,10 @@ bench: install
 	$(PY) scripts/bench.py
 
 zoo: install
-	$(PY) -m dpbench sweep +experiment=zoo
+	$(PY) -m dpbench sweep experiment=zoo
 
 fig1-fixed: install
-	$(PY) -m dpbench sweep +experiment=fig1_fixed
+	$(PY) -m dpbench sweep experiment=fig1_fixed
 
 reproduce-fig1: fig1-fixed
 

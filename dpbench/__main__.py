@@ -3,30 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from pathlib import Path
 
-USAGE = """python -m dpbench <command> [args]
+USAGE = """python -m dpbench <command> [args]   (`python -m dpbench <command> --help` for a command's options)
 
 commands:
-  sweep   [hydra overrides]   run an experiment grid, e.g. `sweep +experiment=quickstart runner.n_jobs=2`
-                              (no experiment given: the offline quickstart); writes parquet + a figure
-  plot    [hydra overrides]   re-draw an experiment's figure from its parquet results
-  report  [hydra overrides]   print a summary table (mean +/- std over seeds) of an experiment's results
+  sweep   [key=value ...]     run an experiment grid, e.g. `sweep experiment=quickstart runner.n_jobs=2`
+                              (no experiment given: the offline quickstart); writes parquet + a figure;
+                              `--dry-run` prints the number of runs and fits, `--multirun` runs several grids
+  plot    [key=value ...]     re-draw an experiment's figure from its parquet results
+  report  [key=value ...]     print a summary table (mean +/- std over seeds) of an experiment's results
   data    list|verify|import  the real datasets: what is available, check the mirror, build a mirror
   audit   [--full] [...]      empirical privacy audit: fit each private algorithm many times on D and on D
                               plus one crafted record, lower-bound epsilon (see `audit --help`);
                               `audit --ledger`: check that each ledger composes to the requested budget
 """
-
-
-def _compose(overrides: list[str]):
-    from dpbench.config import compose, to_container
-
-    cfg = to_container(compose(overrides))
-    if not cfg.get("name"):
-        raise ValueError("the config has no experiment name; pass +experiment=<name>")
-    return cfg
+HYDRA_COMMANDS = ("sweep", "plot", "report")  # composed by Hydra from dpbench/conf (and ./conf)
 
 
 def _sweep_dir(cfg) -> Path:
@@ -40,56 +35,166 @@ def _data_dir(cfg) -> str | None:
     return str(d) if d else None
 
 
-EXPERIMENT_KEYS = ("name", "algorithms", "datasets", "epsilons", "deltas", "seeds", "tuning_mode", "split")
-
-
-def cmd_sweep(overrides: list[str]) -> int:
+def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
+    from dpbench.config import experiment
     from dpbench.runner.execute import run_sweep
 
-    cfg = _compose(overrides)
-    exp = {k: cfg[k] for k in EXPERIMENT_KEYS}
-    out = _sweep_dir(cfg)
-    summary = run_sweep(exp, cfg["runner"], out, data_dir=_data_dir(cfg))
-    print(f"{cfg['name']}: {summary['ran']} runs done, {summary['skipped']} already finished; results in {out}")
+    exp, out = experiment(cfg), _sweep_dir(cfg)
+    if dry_run:
+        return _dry_run(exp, out)
+    try:
+        summary = run_sweep(exp, cfg["runner"], out, data_dir=_data_dir(cfg))
+    finally:
+        _save_grid(exp, out)
+    print(f"{cfg['name']}: {summary['ran']} runs done ({summary['retried']} of them retried), "
+          f"{summary['skipped']} already finished; results in {out}")
     _plot(cfg)
     _report(cfg)
     return 0
 
 
+def _save_grid(exp: dict, out: Path) -> None:
+    """config-<config_hash>.json per grid ever run here (the runner's config.json is the latest): the rows'
+    config_hash column names the file of the grid that made them."""
+    from dpbench.runner.grid import stable_hash
+
+    text = json.dumps(exp, indent=2, default=str)
+    latest = out / "config.json"
+    if latest.exists() and latest.read_text() == text:  # the runner got as far as starting this grid
+        (out / f"config-{stable_hash(exp)}.json").write_text(text)
+
+
+def _dry_run(exp: dict, out: Path) -> int:
+    """What a sweep would do, reading only finished results (nothing is fitted or written)."""
+    from dpbench import results
+    from dpbench.runner.grid import expand, group_units
+
+    runs = expand(exp)
+    states = results.run_states(out)
+    todo = [r for r in runs if r.run_id not in states.index or states.at[r.run_id, "status"] in
+            results.RETRIED_STATUSES]
+    retry = sum(r.run_id in states.index for r in todo)
+    print(f"{exp['name']}: {len(runs)} runs in the grid, {len(todo)} fits to do ({retry} of them retries, "
+          f"{len(runs) - len(todo)} runs already finished) on {len(group_units(todo))} dataset split(s); "
+          f"results dir {out}; dry run: nothing fitted")
+    return 0
+
+
+def _grid_results(cfg):
+    """The results of exactly the runs of the configured grid (a directory may hold other grids' runs too)."""
+    from dpbench import results
+    from dpbench.config import experiment
+    from dpbench.runner.grid import expand
+
+    df = results.load(_sweep_dir(cfg))
+    return df[df["run_id"].isin({r.run_id for r in expand(experiment(cfg))})]
+
+
 def _plot(cfg) -> None:
     from dpbench import plots, results
 
-    df = results.load(_sweep_dir(cfg))
+    df = _grid_results(cfg)
     if results.has_metrics(df).any():
         path = plots.draw(cfg["plot"], df, _sweep_dir(cfg) / f"{cfg['name']}.png", title=cfg["name"])
-        print(f"figure: {path}")
+        print(f"figure: {path} ({len(df)} runs)")
     else:
-        print("no successful runs: no figure drawn")
+        print(f"no successful runs of this grid in {_sweep_dir(cfg)}: no figure drawn")
 
 
 def _report(cfg) -> None:
-    from dpbench import results
-    from dpbench.report import summary_table
+    from dpbench.report import render
 
-    df = results.load(_sweep_dir(cfg))
-    print(summary_table(df, metric=cfg["plot"]["metric"]).to_string())
-    plot = cfg["plot"]
-    if plot["kind"] == "scatter" and plot["x"] and plot["y"]:
-        from dpbench.plots.scatter import paired_means, win_counts
-
-        metric = plot["metric"] or "test_mse"
-        print(f"\ndatasets where {plot['y']} has lower {metric} than {plot['x']} (y_better), per epsilon:")
-        print(win_counts(paired_means(df, plot["x"], plot["y"], metric), plot["x"], plot["y"]).to_string())
+    df = _grid_results(cfg)
+    if not len(df):
+        print(f"no results of this grid in {_sweep_dir(cfg)} (run `sweep` with the same overrides)")
+        return
+    print(render(df, cfg["plot"]))
 
 
-def cmd_plot(overrides: list[str]) -> int:
-    _plot(_compose(overrides))
+def cmd_plot(cfg: dict, dry_run: bool = False) -> int:
+    _plot(cfg)
     return 0
 
 
-def cmd_report(overrides: list[str]) -> int:
-    _report(_compose(overrides))
+def cmd_report(cfg: dict, dry_run: bool = False) -> int:
+    _report(cfg)
     return 0
+
+
+class _TaskError(BaseException):
+    """Carries a command's error through Hydra, which would print a line of its own for an Exception and,
+    in a multirun, go on to the next job."""
+
+
+def _hydra(command: str, args: list[str]) -> int:
+    """Run sweep/plot/report through Hydra's own entry point (@hydra.main), so --help, --cfg, --multirun and
+    shell completion work.  Errors propagate (HYDRA_FULL_ERROR) so that main() prints them in one line."""
+    import hydra
+    from hydra._internal.utils import get_args_parser
+
+    from dpbench.config import CONF_MODULE, check_syntax, compose, normalize_overrides, sweep_jobs, validate
+
+    dry_run = "--dry-run" in args
+    args = [a for a in args if a != "--dry-run"]
+    if dry_run and command != "sweep":
+        raise ValueError("--dry-run is an option of sweep only")
+    parser = get_args_parser()
+    parser.error = _OneLineParser.error.__get__(parser)  # a bad flag: one line, not Hydra's usage text
+    flags, unknown = parser.parse_known_intermixed_args(args)
+    if unknown:
+        raise ValueError(f"unknown option(s) {' '.join(unknown)}; see `python -m dpbench {command} --help`")
+    overrides = normalize_overrides(flags.overrides)
+    check_syntax(overrides)
+    if flags.multirun:  # every job's config, before the first job writes anything
+        for job in sweep_jobs(overrides):
+            validate(compose(job))
+
+    @hydra.main(config_path=f"pkg://{CONF_MODULE}", config_name="config", version_base="1.3")
+    def task(cfg) -> None:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        job = HydraConfig.get()
+        if job.mode == RunMode.MULTIRUN:
+            print(f"[multirun job {job.job.num}] {' '.join(job.overrides.task)}")
+        try:
+            COMMANDS[command](validate(cfg), dry_run)
+        except Exception as exc:
+            raise _TaskError(exc) from exc
+
+    saved = sys.argv, os.environ.get("HYDRA_FULL_ERROR")
+    options = [a for a in args if a not in flags.overrides]  # Hydra's parser wants the overrides together
+    sys.argv = ["dpbench", *options, f"hydra.job.name={command}", *overrides]
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    try:
+        task()
+    except _TaskError as err:
+        raise err.args[0] from None
+    except SystemExit as done:  # --help, --info, -sc: Hydra exits after printing
+        return done.code if isinstance(done.code, int) else 0
+    finally:
+        sys.argv = saved[0]
+        if saved[1] is None:
+            os.environ.pop("HYDRA_FULL_ERROR")
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = saved[1]
+    return 0
+
+
+def _complete(args: list[str]) -> int:
+    """Tab completion: Hydra's completion script (`dpbench sweep -sc install=bash`) calls `dpbench -sc query=bash`
+    with the line in COMP_LINE; complete the command here and a command's overrides with Hydra, without the
+    command word (Hydra strips only the program name)."""
+    line = os.environ.get("COMP_LINE", "")
+    words = line.split()
+    if len(words) < 2 or (len(words) == 2 and not line.endswith(" ")):
+        prefix = words[1] if len(words) == 2 else ""
+        print(" ".join(c for c in COMMANDS if c.startswith(prefix)))
+        return 0
+    if words[1] not in HYDRA_COMMANDS:
+        return 0
+    os.environ["COMP_LINE"] = line.replace(f" {words[1]}", "", 1)
+    return _hydra(words[1], args)
 
 
 def cmd_data(argv: list[str]) -> int:
@@ -140,6 +245,7 @@ def cmd_audit(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=0, help="root of every fit's SeedSequence (default 0)")
     parser.add_argument("--out", default="results/audit", help="directory for audit.parquet / audit.png")
     parser.add_argument("--full", action="store_true", help="the `make audit` version: eps 0.1,1,10 and 2000 runs")
+    parser.add_argument("--dry-run", action="store_true", help="print the number of audits and fits, fit nothing")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help: nothing is run
@@ -160,6 +266,15 @@ def cmd_audit(argv: list[str]) -> int:
     runs = args.runs if args.runs is not None else (2000 if args.full else 500)
     if args.n_jobs < 1:
         raise ValueError(f"--n-jobs must be >= 1, got {args.n_jobs}")
+    if args.dry_run:
+        from dpbench import algorithms
+        from dpbench.privacy.audit import check_request
+
+        names, designs = check_request(args.algorithms, epsilons, args.designs, runs, args.delta)
+        pairs = sum(DESIGNS[d](algorithms.get_spec(n)) is not None for n in names for d in designs)
+        print(f"{pairs * len(epsilons)} audits ({pairs} algorithm x design pairs x {len(epsilons)} epsilon(s)), "
+              f"{2 * runs * pairs * len(epsilons)} fits; dry run: nothing fitted")
+        return 0
     table = run_audit(args.algorithms, epsilons, args.designs, runs=runs, delta=args.delta, n_jobs=args.n_jobs,
                       seed=args.seed)
     out = Path(args.out)
@@ -180,24 +295,32 @@ COMMANDS = {"sweep": cmd_sweep, "plot": cmd_plot, "report": cmd_report, "data": 
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit codes: 0 done, 1 an audit violation, 2 a usage or config error (one line on stderr)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="python -m dpbench", usage=USAGE, add_help=False)
-    parser.add_argument("command", nargs="?")
-    parser.add_argument("-h", "--help", action="store_true")
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
         return 0
+    if argv[0] in ("-sc", "--shell-completion"):
+        return _complete(argv)
     command, rest = argv[0], argv[1:]
     if command not in COMMANDS:
-        print(f"unknown command {command!r}; commands: {', '.join(COMMANDS)}", file=sys.stderr)
+        print(f"dpbench: error: unknown command {command!r}; commands: {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
-    from dpbench.config import ConfigError
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from dpbench.config import one_line
     from dpbench.data import MissingDataError
 
     try:
-        return COMMANDS[command](rest)
-    except (ConfigError, ValueError, FileNotFoundError, MissingDataError) as exc:
-        print(f"dpbench {command}: error: {exc}", file=sys.stderr)
+        return _hydra(command, rest) if command in HYDRA_COMMANDS else COMMANDS[command](rest)
+    except SystemExit as done:  # e.g. `data --help`: argparse exits after printing
+        return done.code if isinstance(done.code, int) else 0
+    except (ValueError, FileNotFoundError, MissingDataError) as exc:
+        print(f"dpbench {command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    except (HydraException, OmegaConfBaseException) as exc:
+        print(f"dpbench {command}: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted; finished runs are saved, re-run the same command to resume", file=sys.stderr)

@@ -1,43 +1,185 @@
-"""Compose Hydra configs from conf/ and turn composition errors into one clear message."""
+"""Configs: the packaged Hydra configs (dpbench/conf), their schema, and validation before anything runs.
+
+The schema (dataclasses in Hydra's ConfigStore, `dpbench_schema` in conf/config.yaml) makes unknown keys and
+wrong types composition errors; `validate` then checks what a schema cannot (names of algorithms, datasets and
+their parameters, synthetic specs) by expanding the grid, so a bad config fails before a results dir exists.
+Every error is a ConfigError with a one-line message naming the key and the valid choices.
+"""
 
 from __future__ import annotations
 
-import os
+import dataclasses
+import difflib
+import inspect
+import itertools
+import logging
+import re
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-CONF_DIR = Path(os.environ.get("DPBENCH_CONF_DIR", Path(__file__).resolve().parent.parent / "conf"))
-DEFAULT_EXPERIMENT = "quickstart"
+CONF_MODULE = "dpbench.conf"
+CONF_DIR = Path(__file__).resolve().parent / "conf"
+EXPERIMENT_KEYS = ("name", "algorithms", "datasets", "epsilons", "deltas", "seeds", "tuning_mode", "split")
+TUNING_MODES = ("fixed",)  # the only mode the runner implements so far
+BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")  # as dpbench.runner.execute._backend
+GROUPS = ("experiment", "dataset", "algorithm", "runner")
 
 
 class ConfigError(ValueError):
-    """A config could not be composed (unknown group option or key, bad value)."""
+    """A config that cannot run (one line: the key, the problem, the valid choices)."""
 
 
-def with_default_experiment(overrides: list[str]) -> list[str]:
-    """The embedded default: without an experiment override, run the offline quickstart."""
-    if any(o.lstrip("+~").startswith("experiment=") for o in overrides):
-        return list(overrides)
-    return [f"+experiment={DEFAULT_EXPERIMENT}", *overrides]
+@dataclass
+class RunnerConfig:
+    n_jobs: int = 2
+    backend: str = "loky"
+    address: str | None = None
+    connect_timeout: float = 5.0
+    part_size: int = 32
+    chunk_runs: int = 32
+    blas_threads: int | None = 1
+    progress: bool = True
+
+
+@dataclass
+class DataConfig:
+    dir: str | None = None
+
+
+def _plot_defaults() -> dict:
+    return {"kind": "privacy_curve", "metric": None, "x": None, "y": None}
+
+
+@dataclass
+class Config:
+    name: str | None = None
+    algorithms: list[Any] = field(default_factory=list)
+    datasets: list[Any] = field(default_factory=list)
+    epsilons: list[float] = field(default_factory=list)
+    deltas: list[float] = field(default_factory=lambda: [1e-6])
+    seeds: list[int] = field(default_factory=lambda: [0])
+    tuning_mode: str = "fixed"
+    split: str = "fixed"
+    results_dir: str = "results"
+    data: DataConfig = field(default_factory=DataConfig)
+    plot: dict[str, Any] = field(default_factory=_plot_defaults)  # a figure kind's options: checked by validate
+    runner: RunnerConfig = field(default_factory=RunnerConfig)
+
+
+# conf/config.yaml's optional ./conf layer (hydra.searchpath) is usually absent: not worth a warning
+warnings.filterwarnings("ignore", message=r"provider=hydra\.searchpath in main, path=conf is not available")
+
+
+def register() -> None:
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(name="dpbench_schema", node=Config)
+    # Hydra logs a failed job before re-raising its error; main() prints errors itself, in one line
+    logging.getLogger("hydra").addHandler(logging.NullHandler())
+
+
+register()
+
+
+def normalize_overrides(overrides: list[str]) -> list[str]:
+    """`+experiment=x` (the form documented before experiment had a default) means `experiment=x`."""
+    return [o[1:] if re.match(rf"\+({'|'.join(GROUPS)})=", o) else o for o in overrides]
+
+
+def options(group: str) -> list[str]:
+    """A config group's options (packaged and in ./conf), e.g. options('experiment')."""
+    dirs = [CONF_DIR / group, Path("conf") / group]
+    return sorted({str(p.relative_to(d).with_suffix("")) for d in dirs if d.is_dir() for p in d.rglob("*.yaml")})
+
+
+def experiment_names() -> list[str]:
+    return options("experiment")
+
+
+def _schema_keys(path: str) -> list[str]:
+    """The keys of the schema node at a dotted path ([] where the schema does not fix them, e.g. plot)."""
+    node = Config
+    for part in [p for p in path.split(".") if p]:
+        types = {f.name: f.default_factory for f in dataclasses.fields(node)}  # nested schemas: their class
+        node = types.get(part)
+        if not (isinstance(node, type) and dataclasses.is_dataclass(node)):
+            return []
+    return [f.name for f in dataclasses.fields(node)]
+
+
+def _unknown_key(key: str) -> str:
+    parent, _, leaf = key.rpartition(".")
+    valid = _schema_keys(parent)
+    if parent == "plot":
+        return f"unknown config key {key!r}; a plot option the figure kind takes is added with +{key}=..."
+    close = difflib.get_close_matches(leaf, valid, n=1)
+    hint = f" (did you mean {(parent + '.' if parent else '') + close[0]}?)" if close else ""
+    return f"unknown config key {key!r}{hint}; valid keys{' of ' + parent if parent else ''}: {', '.join(valid)}"
+
+
+def one_line(exc: BaseException) -> str:
+    """A Hydra / OmegaConf composition error as one line that names the key and the valid choices."""
+    text = "\n".join(str(e) for e in (exc, exc.__cause__) if e is not None)
+    unknown = re.search(r"Key '([^']+)' (?:is )?not in", text)
+    if unknown:
+        full_key = re.search(r"full_key: (\S+)", text)
+        return _unknown_key(full_key.group(1) if full_key else unknown.group(1))
+    group = re.search(r"Could not find '([^'/]+)/([^']*)'", text)
+    if group and group.group(1) in GROUPS:
+        return f"unknown {group.group(1)} {group.group(2)!r}; available: {', '.join(options(group.group(1)))}"
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith(("See ", "full_key",
+                                                                                              "object_type"))]
+    override = re.search(r"Error merging override (\S+)", text)
+    if override:
+        key, _, value = override.group(1).lstrip("+").partition("=")
+        if "is not a ListConfig" in text:
+            return f"{key} must be a list, e.g. {key}=[{value}]"
+        return f"bad override {override.group(1)!r}: {lines[1] if len(lines) > 1 else text}"
+    return "; ".join(dict.fromkeys(lines))
+
+
+def check_syntax(overrides: list[str]) -> None:
+    """Each override parsed alone, so that a syntax error names the override."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import OverrideParseException
+
+    parser = OverridesParser.create()
+    for o in overrides:
+        try:
+            parser.parse_overrides([o])
+        except OverrideParseException as exc:
+            raise ConfigError(f"bad override {o!r}: {str(exc).splitlines()[0]} (syntax: key=value, "
+                              "lists [a,b], mappings {k: v}; quote the argument in the shell)") from None
+
+
+def sweep_jobs(overrides: list[str]) -> list[list[str]]:
+    """The overrides of each job of a --multirun (comma-separated values and sweep functions expanded)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    choices = []
+    for o in OverridesParser.create().parse_overrides(overrides):
+        if o.is_hydra_override():
+            continue
+        key = o.get_key_element()
+        choices.append([f"{key}={v}" for v in o.sweep_string_iterator()] if o.is_sweep_override() else [o.input_line])
+    return [list(job) for job in itertools.product(*choices)]
 
 
 def compose(overrides: list[str]):
-    """The resolved config (an OmegaConf DictConfig, struct mode: unknown keys are errors)."""
+    """The resolved config via Hydra's compose API (scripts, tests); the CLI composes with @hydra.main."""
     from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
+    from hydra import initialize_config_module
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    if not CONF_DIR.is_dir():
-        raise ConfigError(f"config directory {CONF_DIR} not found (set DPBENCH_CONF_DIR)")
+    check_syntax(overrides)
     try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-            return hydra_compose("config", overrides=with_default_experiment(overrides))
+        with initialize_config_module(config_module=CONF_MODULE, version_base="1.3"):
+            return hydra_compose("config", overrides=normalize_overrides(overrides))
     except (HydraException, OmegaConfBaseException) as exc:
-        msg = str(exc).strip()
-        if "experiment" in msg and "not found" in msg.lower():
-            names = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
-            msg += f"\nKnown experiments: {', '.join(names)}"
-        raise ConfigError(msg) from None
+        raise ConfigError(one_line(exc)) from None
 
 
 def to_container(cfg) -> dict:
@@ -46,5 +188,77 @@ def to_container(cfg) -> dict:
     return OmegaConf.to_container(cfg, resolve=True)
 
 
-def experiment_names() -> list[str]:
-    return sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
+def _check_keys(cfg: dict, path: str = "") -> None:
+    """Keys a `+key=value` override added past the schema."""
+    valid = _schema_keys(path)
+    for key, value in cfg.items():
+        if key not in valid:
+            raise ConfigError(_unknown_key(path + key))
+        if isinstance(value, dict) and _schema_keys(path + key):
+            _check_keys(value, path + key + ".")
+
+
+def _check_choice(key: str, value, choices) -> None:
+    if value not in choices:
+        raise ConfigError(f"{key}={value!r} is not one of {', '.join(map(str, choices))}")
+
+
+def _check_algorithms(entries) -> None:
+    """Names, parameter names and values of every setting, as the estimator itself checks them before a fit."""
+    from dpbench import algorithms
+
+    for entry in entries:
+        entry = {"name": entry} if isinstance(entry, str) else dict(entry)
+        grid = entry.get("grid") or {}
+        bad = [k for k, v in grid.items() if not isinstance(v, list) or not v]
+        if bad:
+            raise ConfigError(f"algorithm {entry.get('name')!r} grid.{bad[0]} must be a non-empty list of values")
+        for values in itertools.product(*grid.values()):
+            params = {**(entry.get("params") or {}), **dict(zip(grid, values, strict=True))}
+            est = algorithms.make(entry.get("name"), **params)
+            try:
+                est._validate_params()  # sklearn's _parameter_constraints
+                getattr(est, "_check_params", lambda: None)()
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"algorithm {entry.get('name')!r}: {exc}") from None
+
+
+def _check_plot(plot: dict) -> None:
+    """The figure kind and its options, so that the figure cannot fail on the config after a long sweep."""
+    from dpbench import algorithms, plots, results
+
+    options = plots._options(plot, plots.get_kind(plot.get("kind") or plots.DEFAULT_KIND))  # what the kind takes
+    if "metric" in options:
+        _check_choice("plot.metric", options["metric"], results.REGRESSION_METRICS + results.CLASSIFICATION_METRICS)
+    for axis in ("x", "y"):  # scatter: the two algorithms compared
+        if axis in options:
+            _check_choice(f"plot.{axis}", options[axis], algorithms.available())
+
+
+def validate(cfg) -> dict:
+    """The config as a plain dict, checked so that the run cannot fail on the config (ConfigError otherwise)."""
+    from dpbench.data import check_spec, expand_dataset_specs
+    from dpbench.runner.grid import expand
+
+    cfg = to_container(cfg) if not isinstance(cfg, dict) else cfg
+    _check_keys(cfg)
+    if not cfg.get("name"):
+        raise ConfigError(f"the config has no experiment name; pass experiment=<{'|'.join(experiment_names())}>")
+    _check_choice("tuning_mode", cfg["tuning_mode"], TUNING_MODES)
+    _check_choice("runner.backend", cfg["runner"]["backend"], BACKENDS)
+    try:
+        _check_plot(cfg["plot"])
+        for spec in expand_dataset_specs(cfg["datasets"]):
+            check_spec(spec)  # names and options (synthetic: the generator's own checks), so none fails as data_error
+        _check_algorithms(cfg["algorithms"])
+        expand(experiment(cfg))  # epsilons, deltas, seeds, split, tasks
+    except ConfigError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(str(exc)) from None
+    return cfg
+
+
+def experiment(cfg: dict) -> dict:
+    """The grid part of a config (what the runner expands and hashes)."""
+    return {k: cfg[k] for k in EXPERIMENT_KEYS}

@@ -7,7 +7,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpbench import algorithms
 
-CONF = Path(__file__).resolve().parent.parent / "conf" / "algorithm"
+CONF = Path(__file__).resolve().parent.parent / "dpbench" / "conf" / "algorithm"
 NOISE_DOMINATED = "a private fit of sklearn's ~200-row check data at eps = 1 is noise-dominated (the point of DP)"
 # sklearn's checks that a private estimator cannot pass, per algorithm, and why.
 EXPECTED_FAILURES = {
@@ -48,4 +48,4 @@ def test_registry_entry_is_complete(name):
     assert spec.fixed_params == {k: v for k, v in params.items() if k not in ("epsilon", "delta", "random_state")}
     if spec.private:
         assert {"epsilon", "delta", "random_state"} <= set(params)
-    assert (CONF / f"{name}.yaml").exists(), f"conf/algorithm/{name}.yaml is missing"
+    assert (CONF / f"{name}.yaml").exists(), f"dpbench/conf/algorithm/{name}.yaml is missing"

@@ -1,0 +1,101 @@
+"""The packaged configs compose, validate and expand; bad configs are one-line ConfigErrors before anything runs."""
+
+import pytest
+
+from dpbench import algorithms
+from dpbench.config import CONF_DIR, ConfigError, compose, experiment, experiment_names, options, validate
+from dpbench.runner.grid import expand
+
+CLASSIFICATION_DATA = "datasets=[{name: synthetic, task: classification, n_train: 500, n_test: 100}]"
+
+
+def _grid(*overrides):
+    return expand(experiment(validate(compose(list(overrides)))))
+
+
+def test_the_shipped_experiments_are_the_files():
+    assert experiment_names() == sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
+    assert {"quickstart", "zoo", "fig1_fixed"} <= set(experiment_names())
+
+
+@pytest.mark.parametrize("name", experiment_names())
+def test_every_experiment_composes_validates_and_expands(name):
+    cfg = validate(compose([f"experiment={name}"]))
+    assert cfg["name"] == name
+    assert len(expand(experiment(cfg))) > 0
+
+
+@pytest.mark.parametrize("name", options("dataset"))
+def test_every_dataset_shorthand(name):
+    cfg = validate(compose([f"dataset={name}", "algorithms=[ols,logreg]"]))  # one per task
+    assert cfg["name"] == "quickstart" and "synthetic" not in str(cfg["datasets"])
+    assert len(expand(experiment(cfg))) > 0
+
+
+@pytest.mark.parametrize("name", options("algorithm"))
+def test_every_algorithm_shorthand(name):
+    task = algorithms.get_spec(name).task
+    runs = _grid(f"algorithm={name}", *([CLASSIFICATION_DATA] if task == "classification" else []))
+    assert {r.algorithm for r in runs} == {name}
+
+
+@pytest.mark.parametrize("name", options("runner"))
+def test_every_runner(name):
+    assert validate(compose([f"runner={name}"]))["runner"]["backend"] in ("loky", "dask")
+
+
+def test_defaults_and_the_old_plus_form():
+    assert validate(compose([]))["name"] == "quickstart"  # sweep with no experiment: the quickstart
+    assert compose(["+experiment=zoo"])["name"] == "zoo"  # `+experiment=` of earlier versions still works
+    runs = _grid("dataset=openml/cpu_act")  # the README's form, no `+`
+    assert len({r.dataset["name"] for r in runs}) == 1 and runs[0].dataset["name"].startswith("openml_")
+
+
+def test_a_conf_dir_in_the_working_directory_adds_configs(tmp_path, monkeypatch):
+    (tmp_path / "conf" / "experiment").mkdir(parents=True)
+    (tmp_path / "conf" / "experiment" / "mine.yaml").write_text(
+        "# @package _global_\nname: mine\nalgorithms: [adassp]\ndatasets: [{name: synthetic, n_train: 500}]\n"
+        "epsilons: [1.0]\n")
+    monkeypatch.chdir(tmp_path)
+    assert "mine" in experiment_names()
+    assert len(_grid("experiment=mine")) == 1
+
+
+BAD = [
+    (["epsilon=[1]"], "unknown config key 'epsilon' (did you mean epsilons?); valid keys: name, algorithms"),
+    (["+epsilon=[1]"], "unknown config key 'epsilon' (did you mean epsilons?)"),
+    (["epsilons=1"], "epsilons must be a list, e.g. epsilons=[1]"),
+    (["seeds=[0.5]"], "seeds=[0.5]"),
+    (["datasets=[{name: synthetic, outlier: lable}]"], "outlier must be one of ('none', 'label', 'feature', 'model')"),
+    (["datasets=[{name: synthetic, outliers: label}]"], "unknown option(s) ['outliers'] for dataset 'synthetic'; valid: outlier"),
+    (["datasets=[{name: synthetic, n_train: 0}]"], "n_train must be an integer >= 1"),
+    (["datasets=[cpu_act]"], "unknown dataset 'cpu_act'"),
+    (["datasets=[{name: adult, splitt: paper}]"], "unknown option(s) ['splitt'] for dataset 'adult'"),
+    (["algorithms=[adasp]"], "unknown algorithm 'adasp'; available: adassp"),
+    (["algorithms=[{name: adassp, params: {n_rounds: 3}}]"], "unknown parameter(s) ['n_rounds'] for algorithm 'adassp'"),
+    (["algorithms=[{name: boosted_adassp, params: {n_rounds: -3}}]"], "'n_rounds' parameter of BoostedAdaSSP"),
+    (["algorithms=[{name: boosted_adassp, grid: {n_rounds: 3}}]"], "grid.n_rounds must be a non-empty list"),
+    (["algorithms=[{name: adassp, prams: {}}]"], "an algorithm entry has keys name, params, grid"),
+    (["runner.foo=1"], "unknown config key 'runner.foo'; valid keys of runner: n_jobs, backend"),
+    (["runner.n_jobs=two"], "runner.n_jobs=two"),
+    (["runner.backend=spark"], "runner.backend='spark' is not one of loky"),
+    (["runner=nope"], "unknown runner 'nope'; available: dask, local"),
+    (["experiment=nope"], "unknown experiment 'nope'; available: fig1_fixed, quickstart, zoo"),
+    (["dataset=openml/nope"], "unknown dataset 'openml/nope'; available: "),
+    (["epsilons=[1"], "bad override 'epsilons=[1'"),
+    (["epsilons=[-1]"], "epsilons must be numbers in (0, inf)"),
+    (["tuning_mode=tuned"], "tuning_mode='tuned' is not one of fixed"),
+    (["plot.kind=scatter"], "plot.kind=scatter needs plot.x"),
+    (["plot.metric=mse"], "plot.metric='mse' is not one of test_mse"),
+    (["plot.kind=scatter", "plot.x=adassp", "plot.y=boosted"], "plot.y='boosted' is not one of"),
+    (["+plot.bins=3"], "plot.kind=privacy_curve does not take bins"),
+    (["name=null"], "the config has no experiment name"),
+]
+
+
+@pytest.mark.parametrize("overrides, message", BAD, ids=[" ".join(o) for o, _ in BAD])
+def test_bad_configs_are_one_line_errors(overrides, message):
+    with pytest.raises(ConfigError) as err:
+        validate(compose(overrides))
+    text = str(err.value)
+    assert message in text and "\n" not in text
