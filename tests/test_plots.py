@@ -93,7 +93,7 @@ def test_failed_outcomes_are_crosses_counted_in_the_legend():
     # tukey's seed 0 on each of the 3 datasets; 42 runs with metrics (the error row has none)
     assert "failed outcome: 3 of 42 runs (ptr_failed 3)" in text
     rows = [t.get_text() for ax in panels(fig) for t in ax.get_yticklabels()]
-    assert rows.count("TukeyEM  [1/3 failed]") == 3 and "ols (non-private)" in rows
+    assert rows.count("TukeyEM  [1/3 failed]") == 3 and "OLS (non-private)" in rows
     crimson = matplotlib.colors.to_rgba("crimson")
     crosses = [c for ax in fig.axes for c in ax.collections
                if isinstance(c, PathCollection) and len(c.get_offsets()) and tuple(c.get_facecolor()[0]) == crimson]
@@ -105,7 +105,7 @@ def test_single_epsilon_curve_is_the_dot_chart():
     curve, chart = plots.make({"kind": "privacy_curve"}, df), plots.make({"kind": "dots"}, df)
     assert texts(curve) == texts(chart)
     labels = [t.get_text() for t in panels(chart)[0].get_yticklabels()]
-    assert labels[-1] == "ols (non-private)" and labels[0] == "TukeyEM  [1/3 failed]"  # best on top
+    assert labels[-1] == "OLS (non-private)" and labels[0] == "TukeyEM  [1/3 failed]"  # best on top
 
 
 def test_scatter_shares_axes_and_names_the_largest_gaps():

@@ -165,7 +165,7 @@ class BoostingBatch:
         return estimators
 
 
-@algorithm("boosted_adassp", tuning_space=BOOSTING_SPACE, audit_params={"n_rounds": 10},
+@algorithm("boosted_adassp", label="BoostedAdaSSP", tuning_space=BOOSTING_SPACE, audit_params={"n_rounds": 10},
            description="BoostedAdaSSP (paper 000 Alg. 1): gradient boosting over AdaSSP")
 class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
     """Private gradient boosting of ridge regressors (paper 000 Alg. 1).
@@ -200,7 +200,7 @@ class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
         return private_boosting(self, X, y, "squared", mu, rng, ledger)
 
 
-@algorithm("boosted_adassp_clf", tuning_space=BOOSTING_SPACE, audit_params={"n_rounds": 10},
+@algorithm("boosted_adassp_clf", label="BoostedAdaSSP", tuning_space=BOOSTING_SPACE, audit_params={"n_rounds": 10},
            description="BoostedAdaSSP for binary classification (paper 001 Alg. 2); loss squared/logistic/hinge")
 class BoostedAdaSSPClassifier(BoostingBatch, DPLinearClassifier):
     """BoostedAdaSSP for binary classification (paper 001 Alg. 2).

@@ -449,7 +449,7 @@ class _DPEBMMixin:
         return self._clip(validate_data(self, check_X_y(X), dtype=float, reset=False))
 
 
-@algorithm("dp_ebm", tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND, "n_rounds": ROUNDS,
+@algorithm("dp_ebm", label="DP-EBM", tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND, "n_rounds": ROUNDS,
                                    "max_leaves": LEAVES},
            audit_params={"n_rounds": 10},  # keeps the audit's thousands of fits cheap; the argument holds for all
            description="DP-EBM (interpret): private explainable boosting with random-split trees")
@@ -508,7 +508,7 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
 
 
 
-@algorithm("dp_ebm_clf", tuning_space={"x_bound": CLIP_BOUND, "n_rounds": ROUNDS, "max_leaves": LEAVES},
+@algorithm("dp_ebm_clf", label="DP-EBM", tuning_space={"x_bound": CLIP_BOUND, "n_rounds": ROUNDS, "max_leaves": LEAVES},
            audit_params={"n_rounds": 10, "max_leaves": 3},
            description="DP-EBM classifier (interpret); paper 001's tree-boosting partner")
 class DPEBMClassifier(_DPEBMMixin, DPClassifier):

@@ -33,7 +33,8 @@ def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, theta: np.ndarray, bound:
     return X.T @ (r * (bound / np.maximum(norms, bound)))  # bound / max(norm, bound) = min(1, bound / norm)
 
 
-@algorithm("dpgd", audit_params={"n_rounds": 1},  # one step: the clipped gradients reach the output most directly
+@algorithm("dpgd", label="DP-GD",
+           audit_params={"n_rounds": 1},  # one step: the clipped gradients reach the output most directly
            tuning_space={"grad_bound": CLIP_BOUND, "n_rounds": ROUNDS, "lr_schedule": LR_SCHEDULE},
            description="DP gradient descent on the squared loss with per-example gradient clipping")
 class DPGDRegressor(DPLinearRegressor):

@@ -31,6 +31,7 @@ class AlgorithmSpec:
     private: bool
     tuning_space: dict[str, dict] = field(default_factory=dict)
     description: str = ""
+    label: str = ""  # the name in figures and tables (the papers' name)
     # the empirical audit (dpbench.privacy.audit): hyperparameters that keep its thousands of fits cheap
     # (the privacy argument holds for every setting), the rows its designs need to reach the algorithm's
     # releases (None: the audit's default), and an n at which the algorithm once branched on n (d = 3)

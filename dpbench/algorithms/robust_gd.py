@@ -43,7 +43,7 @@ ROBUST_CONSTRAINTS = {**PRIVACY, **FIT_INTERCEPT, "n_rounds": COUNT, "learning_r
                       "noise_calibration": [StrOptions(set(NOISE_CALIBRATIONS))], "count_share": FRACTION}
 
 
-@algorithm("robgd", audit_params={"n_rounds": 2, "trace": 1.0}, audit_rows=20_000, tuning_space={
+@algorithm("robgd", label="DP-ROBGD", audit_params={"n_rounds": 2, "trace": 1.0}, audit_rows=20_000, tuning_space={
     "n_rounds": ROUNDS,
     "learning_rate": {"type": "float", "low": 1e-2, "high": 1e2, "log": True},
     "c2": {"type": "float", "low": 1e-3, "high": 1e2, "log": True},
@@ -249,7 +249,7 @@ def clip_gradients(G: np.ndarray, bound: float) -> np.ndarray:
     return G * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))[:, None]
 
 
-@algorithm("ambssgd", audit_params={"n_rounds": 2}, audit_rows=20_000, tuning_space={
+@algorithm("ambssgd", label="DP-AMBSSGD", audit_params={"n_rounds": 2}, audit_rows=20_000, tuning_space={
     "n_rounds": ROUNDS,
     "learning_rate": {"type": "float", "low": 1e-3, "high": 1e1, "log": True},
     "lr_schedule": LR_SCHEDULE,

@@ -199,7 +199,7 @@ def sample_point_with_depth(S: np.ndarray, depth: int, rng: np.random.Generator)
     return y
 
 
-@algorithm("tukey", tuning_space={"n_models": ROUNDS},
+@algorithm("tukey", label="TukeyEM", tuning_space={"n_models": ROUNDS},
            audit_branch_n=2999,  # the old code returned the zero model below n = m d = 1000 x 3
            description="TukeyEM (Amin et al. 2023): PTR + exponential mechanism over approximate Tukey depth of m "
                        "OLS models")

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpbench import algorithms
-from dpbench.data import dataset_task, expand_dataset_specs
-from dpbench.data.preprocess import FIXED_SPLIT_SEED  # the authors' train_test_split(random_state=42)
+from dpbench.data import data_seed, dataset_task, expand_dataset_specs
 
 SPLITS = ("fixed", "per_seed")
 
@@ -68,10 +67,8 @@ class RunSpec:
 
     @property
     def data_seed(self) -> int:
-        """Seed of the data split: the authors' fixed split, or per seed (always per seed for synthetic data)."""
-        if self.dataset["name"] == "synthetic" or self.split == "per_seed":
-            return self.seed
-        return FIXED_SPLIT_SEED
+        """Seed of the data split: the authors' fixed split, or per seed (always per seed for generated data)."""
+        return data_seed(self.dataset, self.seed, self.split)
 
     @property
     def unit_key(self) -> str:
