@@ -7,7 +7,7 @@ SHARED_DATA := $(abspath ../shared/data)
 export DPBENCH_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)/README.md),$(SHARED_DATA),)
 export MPLBACKEND := Agg
 
-.PHONY: install quickstart test test-fast lint bench zoo fig1-fixed reproduce-fig1 data-list audit clean
+.PHONY: install quickstart test lint bench zoo fig1-fixed reproduce-fig1 data-list audit clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,6 @@ quickstart: install
 test: install
 	$(PY) -m pytest -q
 
-test-fast: install
-	$(PY) -m pytest -q -m "not slow"
 
 lint: install
 	$(PY) -m ruff check dpbench tests scripts

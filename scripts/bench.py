@@ -23,7 +23,7 @@ import time
 
 SHAPES = [("SGEMM (openml_361104)", 241_600, 15), ("synthetic 581,835 x 31", 581_835, 31),
           ("synthetic 515,345 x 90", 515_345, 90)]
-FIG1 = ["+experiment=fig1_fixed", "epsilons=[0.1,1,10]", "seeds=[0,1,2,3,4,5,6,7,8,9]"]
+FIG1 = ["experiment=fig1_fixed", "epsilons=[0.1,1,10]", "seeds=[0,1,2,3,4,5,6,7,8,9]"]
 
 
 def _peak_mb() -> float:
@@ -34,10 +34,10 @@ def _data(name: str, n: int, d: int):
     import numpy as np
 
     if name.startswith("SGEMM"):
-        from dpbench.data import MissingDataError, load_dataset
+        from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
 
         try:
-            data = load_dataset({"name": "openml_361104"}, split_seed=42, data_dir=os.environ.get("DPBENCH_DATA_DIR"))
+            data = load_dataset({"name": "openml_361104"}, split_seed=42, data_dir=resolve_data_dir())
             return data.X_train, data.y_train
         except MissingDataError:
             pass
@@ -73,19 +73,19 @@ def naive_fig1(results_dir: str) -> dict:
 
     from dpbench import algorithms
     from dpbench.config import compose, to_container
-    from dpbench.data import MissingDataError, load_dataset
+    from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
     from dpbench.runner.grid import expand
 
     cfg = to_container(compose(FIG1))
     exp = {k: cfg[k] for k in ("name", "algorithms", "datasets", "epsilons", "deltas", "seeds", "tuning_mode",
                                "split")}
-    start, fits, loaded = time.perf_counter(), 0, {}
+    start, fits, loaded, data_dir = time.perf_counter(), 0, {}, resolve_data_dir()
     for run in expand(exp):
         key = (run.dataset["name"], run.data_seed)
         if key not in loaded:
             try:
                 loaded[key] = load_dataset(run.dataset, split_seed=run.data_seed,
-                                           data_dir=os.environ.get("DPBENCH_DATA_DIR"), split=run.split)
+                                           data_dir=data_dir, split=run.split)
             except MissingDataError:
                 loaded[key] = None
         data = loaded[key]
