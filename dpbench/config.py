@@ -224,11 +224,11 @@ def _check_algorithms(entries) -> None:
 
 def _check_plot(plot: dict) -> None:
     """The figure kind and its options, so that the figure cannot fail on the config after a long sweep."""
-    from dpbench import algorithms, plots, results
+    from dpbench import algorithms, metrics, plots
 
     options = plots._options(plot, plots.get_kind(plot.get("kind") or plots.DEFAULT_KIND))  # what the kind takes
     if "metric" in options:
-        _check_choice("plot.metric", options["metric"], results.REGRESSION_METRICS + results.CLASSIFICATION_METRICS)
+        _check_choice("plot.metric", options["metric"], metrics.columns())
     for axis in ("x", "y"):  # scatter: the two algorithms compared
         if axis in options:
             _check_choice(f"plot.{axis}", options[axis], algorithms.available())

@@ -22,20 +22,21 @@ from pathlib import Path
 
 import pandas as pd
 
+from dpbench import metrics
+
 PARTS = "parts"
 TMP_SUFFIX = ".parquet.tmp"
 
-REGRESSION_METRICS = ["test_mse", "train_mse", "test_r2", "train_r2"]
-CLASSIFICATION_METRICS = ["test_f1", "test_auroc", "test_accuracy", "train_f1", "train_auroc", "train_accuracy"]
+IDENTITY = ["run_id", "experiment", "algorithm", "params", "private", "dataset", "task", "n_train", "n_test", "d",
+            "epsilon", "delta", "tuning_mode", "seed", "split", "data_seed", "random_state"]
+OUTCOME = ["fit_seconds", "batch_runs", "status", "attempt", "error", "spent_epsilon", "spent_delta", "ledger_entries",
+           "dpbench_version", "git_commit", "config_hash", "numpy_version", "scipy_version", "sklearn_version",
+           "python_version"]
 
-COLUMNS = [
-    "run_id", "experiment", "algorithm", "params", "private", "dataset", "task", "n_train", "n_test", "d",
-    "epsilon", "delta", "tuning_mode", "seed", "split", "data_seed", "random_state",
-    *REGRESSION_METRICS, *CLASSIFICATION_METRICS,
-    "fit_seconds", "batch_runs", "status", "attempt", "error", "spent_epsilon", "spent_delta", "ledger_entries",
-    "dpbench_version", "git_commit", "config_hash", "numpy_version", "scipy_version", "sklearn_version",
-    "python_version",
-]
+
+def result_columns() -> list[str]:
+    """The result columns: identity, every registered metric's (dpbench.metrics, read at write time), outcome."""
+    return [*IDENTITY, *metrics.columns(), *OUTCOME]
 
 
 # Statuses of runs that produced no model.  Any other status (e.g. TukeyEM's 'ptr_failed', which
@@ -63,7 +64,7 @@ def write_part(rows: list[dict], sweep_dir: str | os.PathLike, stem: str) -> Pat
     """Write rows as one parquet part: temp file in the same directory, then atomic rename."""
     out = parts_dir(sweep_dir)
     out.mkdir(parents=True, exist_ok=True)
-    df = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    df = pd.DataFrame(rows).reindex(columns=result_columns())
     final = out / f"part-{stem}.parquet"
     tmp = out / f".{final.stem}-{uuid.uuid4().hex[:8]}{TMP_SUFFIX}"
     df.to_parquet(tmp, index=False)
@@ -105,7 +106,7 @@ def _read_part(path: Path, columns: list[str] | None = None) -> pd.DataFrame | N
 
 def _read_parts(files, columns: list[str] | None = None) -> pd.DataFrame:
     frames = [f for f in (_read_part(p, columns) for p in files) if f is not None]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns or COLUMNS)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns or result_columns())
 
 
 def newest(df: pd.DataFrame) -> pd.DataFrame:

@@ -98,3 +98,25 @@ def test_toy_figure_kind_draws(tmp_path):
         assert plots.summary({"kind": "toy_hist", "metric": "test_mse"}, df) == "3 runs"
     finally:
         plots.unregister("toy_hist")
+
+
+def test_a_metric_is_one_declaration(tmp_path):
+    """A metric registered with @metric gets train_/test_ columns in every run's row, a label and a direction."""
+    from dpbench import metrics
+    from dpbench.plots.common import lower_is_better, metric_label
+    from dpbench.runner.execute import run_sweep
+
+    @metrics.metric("mae", "regression", label="MAE", lower_is_better=True, scale_free=False)
+    def mae(y, pred, s):
+        return np.mean(np.abs(y - pred))
+
+    try:
+        synth = {"name": "synthetic", "outlier": "none", "fraction": 0.0, "n_train": 500, "n_test": 100, "d": 3}
+        exp = {"name": "toy_metric", "algorithms": [{"name": "ols"}], "datasets": [synth], "epsilons": [1.0],
+               "deltas": [1e-6], "seeds": [0], "tuning_mode": "fixed", "split": "fixed"}
+        run_sweep(exp, {"backend": "sequential", "n_jobs": 1, "progress": False}, tmp_path)
+        df = results.load(tmp_path)
+        assert df["test_mae"].notna().all() and (df["test_mae"] > 0).all()
+        assert metric_label("test_mae") == "test MAE" and lower_is_better("test_mae")
+    finally:
+        metrics.METRICS.pop("mae", None)

@@ -17,13 +17,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from dpbench import metrics  # noqa: E402
 from dpbench.results import has_metrics  # noqa: E402
 
-METRIC_LABELS = {
-    "test_mse": "test MSE", "train_mse": "train MSE", "test_r2": "test $R^2$", "train_r2": "train $R^2$",
-    "test_f1": "test F1", "train_f1": "train F1", "test_auroc": "test AUROC", "train_auroc": "train AUROC",
-    "test_accuracy": "test accuracy", "train_accuracy": "train accuracy",
-}
 FAILED = {"marker": "X", "s": 46, "color": "crimson", "edgecolors": "white", "linewidths": 0.5, "zorder": 5}
 _PUBLISHED_NAME = re.compile(r"^([^\s:;(]+)(?:\s*[(:;]|$)")  # 'AdaSSP (Wang 2018): ...' -> 'AdaSSP'
 
@@ -69,16 +65,20 @@ def dataset_title(name: str) -> str:
 
 
 def metric_label(metric: str) -> str:
-    return METRIC_LABELS.get(metric, metric)
+    """'test MSE' for 'test_mse': the split and the registered metric's label (dpbench.metrics)."""
+    m = metrics.of_column(metric)
+    return f"{metric.split('_', 1)[0]} {m.label}" if m else metric
 
 
 def lower_is_better(metric: str) -> bool:
-    return metric.endswith("mse")
+    m = metrics.of_column(metric)
+    return bool(m and m.lower_is_better)
 
 
 def scale_free(metric: str) -> bool:
     """Metrics on one scale for every dataset (F1, AUROC, accuracy, R^2), so panels may share that axis."""
-    return not metric.endswith("mse")
+    m = metrics.of_column(metric)
+    return bool(m is None or m.scale_free)
 
 
 def default_metric(df: pd.DataFrame) -> str:

@@ -1,11 +1,13 @@
-"""Metrics of fitted estimators on a dataset, by task; linear models' predictions as one product per feature map."""
+"""Scoring fitted estimators on a dataset with the registered metrics (dpbench.metrics); linear models'
+predictions as one product per feature map."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
 import numpy as np
-from sklearn.metrics import f1_score, roc_auc_score
+
+from dpbench import metrics
 
 
 def _scores(est, X):
@@ -20,27 +22,8 @@ def _scores(est, X):
     return est.predict(X)
 
 
-def _auroc(y, s) -> float:
-    return float(roc_auc_score(y, s)) if len(np.unique(y)) == 2 else float("nan")
-
-
-def _f1(y, pred) -> float:
-    """Binary F1 of the positive label 1 (sklearn's default), 0 when undefined (zero_division=0)."""
-    if not (np.isin(y, (0, 1)).all() and np.isin(pred, (0, 1)).all()):
-        return float(f1_score(y, pred, zero_division=0))
-    tp = np.count_nonzero((pred == 1) & (y == 1))
-    denom = np.count_nonzero(pred == 1) + np.count_nonzero(y == 1)
-    return 2 * tp / denom if denom else 0.0
-
-
 def _metrics(task: str, split: str, y, pred, score=None) -> dict:
-    """The metrics of one split, computed directly (sklearn's input validation cost more than the fits)."""
-    y, pred = np.asarray(y), np.asarray(pred)
-    if task == "regression":
-        sse, sst = float(np.sum((y - pred) ** 2)), float(np.sum((y - y.mean()) ** 2))
-        return {f"{split}_mse": sse / y.size, f"{split}_r2": 1.0 - sse / sst if sst > 0 else float("nan")}
-    return {f"{split}_accuracy": float(np.mean(y == pred)), f"{split}_f1": _f1(y, pred),
-            f"{split}_auroc": _auroc(y, score)}
+    return metrics.score(task, split, y, pred, score)
 
 
 def evaluate(est, data) -> dict:
