@@ -128,6 +128,7 @@ def boosting_batch(estimators: list, starts: list, shared: SharedData, y: np.nda
     starts = [private_start(e, shared, key, mu, rng, e.privacy_ledger_)
               for e, (rng, mu) in zip(estimators, starts, strict=True)]
     theta = np.zeros((X.shape[1], len(estimators)))
+    gammas = np.stack([gamma for gamma, _ in starts])
     bounds = np.array([e.y_bound for e in estimators])
     if np.all(bounds == bounds[0]):
         bounds = float(bounds[0])  # one clip for all runs: a single pass
@@ -138,8 +139,9 @@ def boosting_batch(estimators: list, starts: list, shared: SharedData, y: np.nda
             Xb = X[rows]
             g = negative_gradient(loss, y[rows, None], Xb @ theta)
             xtg += Xb.T @ np.clip(g, -bounds, bounds, out=g)
-        for r, (e, (gamma, release)) in enumerate(zip(estimators, starts, strict=True)):
-            theta[:, r] += step_size(e.learning_rate, e.lr_schedule, t) * (gamma @ release(xtg[:, r]))
+        noisy = np.column_stack([release(xtg[:, r]) for r, (_, release) in enumerate(starts)])
+        steps = np.array([step_size(e.learning_rate, e.lr_schedule, t) for e in estimators])
+        theta += steps * np.einsum("rij,jr->ir", gammas, noisy)  # each run's Gamma_r times its noisy sum
     return theta
 
 

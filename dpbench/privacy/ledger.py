@@ -54,9 +54,9 @@ class PrivacyLedger:
     group_size: int = 1
 
     def _append(self, entry: LedgerEntry) -> None:
-        last = self.entries[-1] if self.entries else None
-        if last is not None and replace(last, count=entry.count) == entry:
-            self.entries[-1] = replace(last, count=last.count + entry.count)
+        same = lambda e: (e.name, e.mechanism, e.sensitivity, e.noise_scale, e.mu, e.epsilon, e.delta)
+        if self.entries and same(self.entries[-1]) == same(entry):
+            self.entries[-1] = replace(self.entries[-1], count=self.entries[-1].count + entry.count)
         else:
             self.entries.append(entry)
 
