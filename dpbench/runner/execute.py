@@ -111,7 +111,7 @@ def _error_row(data, exc: Exception) -> dict:
             "error": f"{type(exc).__name__}: {exc}"[:2000]}
 
 
-def fit_one(run: RunSpec, data, shared=None) -> dict:
+def fit_one(run: RunSpec, data) -> dict:
     """Fit and evaluate one run on a loaded dataset; a failure is a row with its status, not an exception."""
     try:
         est = make_estimator(run, data)
@@ -126,8 +126,9 @@ def fit_one(run: RunSpec, data, shared=None) -> dict:
 def fit_runs(runs: list[RunSpec], data, shared) -> list[dict]:
     """Rows of runs on one loaded unit, in order.  Runs of one algorithm whose estimators share a batch key
     are fitted together by the algorithm's `fit_batch` (shared statistics, matrix-matrix products; each run
-    equal to its single fit) and evaluated together; fit_seconds is then the batch's time per run and
-    `batch_runs` its size.  If a batch raises, its runs are fitted one by one so each error is its own."""
+    equal to its single fit) and evaluated together (cached features, one product per feature map); other runs
+    form batches of one.  fit_seconds is the batch's time per run and `batch_runs` its size.  If a batch
+    raises, its runs are fitted one by one so each error is its own."""
     rows: dict[int, dict] = {}
     groups: dict = {}
     for i, run in enumerate(runs):
@@ -137,12 +138,8 @@ def fit_runs(runs: list[RunSpec], data, shared) -> list[dict]:
             rows[i] = _error_row(data, exc)
             continue
         key = est.batch_key()
-        groups.setdefault((run.algorithm, key) if key is not None else ("alone", i), []).append((i, est))
+        groups.setdefault((run.algorithm, ("alone", i) if key is None else key), []).append((i, est))
     for (name, _), members in groups.items():
-        if len(members) == 1:
-            (i, _est), = members
-            rows[i] = fit_one(runs[i], data, shared)
-            continue
         ests = [e for _, e in members]
         try:
             start = time.perf_counter()
@@ -151,7 +148,7 @@ def fit_runs(runs: list[RunSpec], data, shared) -> list[dict]:
             metrics = evaluate_many(ests, data, *shared)
         except Exception:  # noqa: BLE001 - attribute the failure to the runs that cause it
             for i, _ in members:
-                rows[i] = fit_one(runs[i], data, shared)
+                rows[i] = fit_one(runs[i], data)
             continue
         for (i, est), m in zip(members, metrics, strict=True):
             rows[i] = _row(runs[i], data, est, seconds, len(ests), m)

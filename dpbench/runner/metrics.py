@@ -22,15 +22,11 @@ def _scores(est, X):
     return est.predict(X)
 
 
-def _metrics(task: str, split: str, y, pred, score=None) -> dict:
-    return metrics.score(task, split, y, pred, score)
-
-
 def evaluate(est, data) -> dict:
     out = {}
     for split, X, y in (("train", data.X_train, data.y_train), ("test", data.X_test, data.y_test)):
         pred = est.predict(X)
-        out.update(_metrics(data.task, split, y, pred, _scores(est, X) if data.task != "regression" else None))
+        out.update(metrics.score(data.task, split, y, pred, _scores(est, X) if data.task != "regression" else None))
     return out
 
 
@@ -50,13 +46,13 @@ def evaluate_many(estimators: list, data, shared_train, shared_test) -> list[dic
             out[i] = evaluate(est, data)
     for key, idx in linear.items():
         theta = np.column_stack([estimators[i].theta_ for i in idx])
-        metrics = [{} for _ in idx]
+        scored = [{} for _ in idx]
         for split, shared, y in (("train", shared_train, data.y_train), ("test", shared_test, data.y_test)):
             scores = shared.features(*key) @ theta
             for j, i in enumerate(idx):
                 est, s = estimators[i], scores[:, j]
                 pred = s if data.task == "regression" else est.classes_[(s > 0).astype(int)]
-                metrics[j].update(_metrics(data.task, split, y, pred, s))
+                scored[j].update(metrics.score(data.task, split, y, pred, s))
         for j, i in enumerate(idx):
-            out[i] = metrics[j]
+            out[i] = scored[j]
     return out
