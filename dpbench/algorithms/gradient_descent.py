@@ -21,16 +21,19 @@ from dpbench.algorithms.shared import SharedData, row_blocks
 from dpbench.privacy import gaussian_mechanism, split_mu
 
 
-def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, theta: np.ndarray, bound: float) -> np.ndarray:
+def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, theta: np.ndarray, bound, row_norms=None) -> np.ndarray:
     """sum_i clip(x_i (x_i^T theta - y_i), bound) with row-norm clipping, without forming the n x d gradients.
 
     The per-example gradient is a scalar residual r_i times x_i, so its norm
     is |r_i| ||x_i|| and clipping it is rescaling r_i by min(1, C / (|r_i| ||x_i||)):
-    X^T (r * scale) equals summing base.clip_rows of the gradients.
+    X^T (r * scale) equals summing base.clip_rows of the gradients.  theta may be (d, R) for R runs at once
+    (bound then a number or (R,) array); row_norms = ||x_i||, computed when not given.
     """
+    row_norms = np.linalg.norm(X, axis=1) if row_norms is None else row_norms
+    if theta.ndim == 2:
+        y, row_norms = y[:, None], row_norms[:, None]
     r = X @ theta - y
-    norms = np.abs(r) * np.linalg.norm(X, axis=1)
-    return X.T @ (r * (bound / np.maximum(norms, bound)))  # bound / max(norm, bound) = min(1, bound / norm)
+    return X.T @ (r * (bound / np.maximum(np.abs(r) * row_norms, bound)))  # = min(1, bound / norm)
 
 
 @algorithm("dpgd", label="DP-GD",
@@ -96,10 +99,10 @@ class DPGDRegressor(DPLinearRegressor):
 
     def _fit_theta(self, X, y, mu, rng, ledger):
         n_noisy, mu_step = self._start(X.shape[0], mu, rng, ledger)
-        theta = np.zeros(X.shape[1])
+        theta, norms = np.zeros(X.shape[1]), np.linalg.norm(X, axis=1)
         for t in range(1, self.n_rounds + 1):
-            theta = self._step(theta, clipped_gradient_sum(X, y, theta, self.grad_bound), t, mu_step, n_noisy, rng,
-                               ledger)
+            theta = self._step(theta, clipped_gradient_sum(X, y, theta, self.grad_bound, norms), t, mu_step, n_noisy,
+                               rng, ledger)
         return theta
 
     def batch_key(self):
@@ -121,8 +124,7 @@ class DPGDRegressor(DPLinearRegressor):
         for t in range(1, estimators[0].n_rounds + 1):
             sums = np.zeros_like(theta)
             for rows in blocks:
-                r = Phi[rows] @ theta - y[rows, None]
-                sums += Phi[rows].T @ (r * (bounds / np.maximum(np.abs(r) * norms[rows, None], bounds)))
+                sums += clipped_gradient_sum(Phi[rows], y[rows], theta, bounds, norms[rows])
             for j, (e, (rng, _), (n_noisy, mu_step)) in enumerate(zip(estimators, starts, setup, strict=True)):
                 theta[:, j] = e._step(theta[:, j], sums[:, j], t, mu_step, n_noisy, rng, e.privacy_ledger_)
         for j, est in enumerate(estimators):
