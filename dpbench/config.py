@@ -22,7 +22,6 @@ CONF_MODULE = "dpbench.conf"
 CONF_DIR = Path(__file__).resolve().parent / "conf"
 EXPERIMENT_KEYS = ("name", "algorithms", "datasets", "epsilons", "deltas", "seeds", "tuning_mode", "split")
 TUNING_MODES = ("fixed",)  # the only mode the runner implements so far
-BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")  # as dpbench.runner.execute._backend
 GROUPS = ("experiment", "dataset", "algorithm", "runner")
 
 
@@ -226,7 +225,7 @@ def _check_plot(plot: dict) -> None:
     """The figure kind and its options, so that the figure cannot fail on the config after a long sweep."""
     from dpbench import algorithms, metrics, plots
 
-    options = plots._options(plot, plots.get_kind(plot.get("kind") or plots.DEFAULT_KIND))  # what the kind takes
+    options = plots.options(plot, plots.get_kind(plot.get("kind") or plots.DEFAULT_KIND))  # what the kind takes
     if "metric" in options:
         _check_choice("plot.metric", options["metric"], metrics.columns())
     for axis in ("x", "y"):  # scatter: the two algorithms compared
@@ -237,6 +236,7 @@ def _check_plot(plot: dict) -> None:
 def validate(cfg) -> dict:
     """The config as a plain dict, checked so that the run cannot fail on the config (ConfigError otherwise)."""
     from dpbench.data import check_spec, expand_dataset_specs
+    from dpbench.runner.execute import BACKENDS
     from dpbench.runner.grid import expand
 
     cfg = to_container(cfg) if not isinstance(cfg, dict) else cfg

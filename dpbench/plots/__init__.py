@@ -54,7 +54,7 @@ def get_kind(kind: str) -> Callable:
         raise ValueError(f"unknown plot kind {kind!r}; known: {', '.join(kinds())}") from None
 
 
-def _options(plot: Mapping, fn: Callable) -> dict:
+def options(plot: Mapping, fn: Callable) -> dict:
     """The plot's keys other than kind (null ones left to the kind's defaults), checked against what fn takes."""
     kind, options = plot.get("kind") or DEFAULT_KIND, {k: v for k, v in plot.items() if k != "kind" and v is not None}
     params = {n: p for n, p in inspect.signature(fn).parameters.items() if n not in ("df", "title")}
@@ -71,7 +71,7 @@ def _options(plot: Mapping, fn: Callable) -> dict:
 def make(plot: Mapping, df: pd.DataFrame, title: str = ""):
     """The figure of plot.kind."""
     fn = get_kind(plot.get("kind") or DEFAULT_KIND)
-    return fn(df, title=title, **_options(plot, fn))
+    return fn(df, title=title, **options(plot, fn))
 
 
 def summary(plot: Mapping, df: pd.DataFrame) -> str | None:
@@ -79,7 +79,7 @@ def summary(plot: Mapping, df: pd.DataFrame) -> str | None:
     kind = plot.get("kind") or DEFAULT_KIND
     if kind not in _SUMMARIES:
         return None
-    return _SUMMARIES[kind](df, **_options(plot, get_kind(kind)))
+    return _SUMMARIES[kind](df, **options(plot, get_kind(kind)))
 
 
 def draw(plot: Mapping, df: pd.DataFrame, out_path: str | Path, title: str = "") -> Path:

@@ -229,18 +229,20 @@ def run_chunk(chunk: Unit, ctx: TaskContext) -> int:
         return _run_chunk(chunk, ctx)
 
 
+BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")  # joblib's, and Dask through joblib
+
+
 @contextlib.contextmanager
 def _backend(runner: Mapping):
     backend = runner.get("backend", "loky")
+    if backend not in BACKENDS:
+        raise ValueError(f"runner.backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
     if backend == "dask":
         with _dask_client(runner), joblib.parallel_config(backend="dask"):
             yield
-    elif backend in ("loky", "multiprocessing", "threading", "sequential"):
+    else:
         with joblib.parallel_config(backend=backend, n_jobs=int(runner.get("n_jobs", 1))):
             yield
-    else:
-        known = "loky, multiprocessing, threading, sequential, dask"
-        raise ValueError(f"runner.backend must be one of {known}; got {backend!r}")
 
 
 @contextlib.contextmanager
