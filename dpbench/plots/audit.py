@@ -48,7 +48,8 @@ def plot_audit(table: pd.DataFrame, out_path: str | Path, title: str = "empirica
                else float(mu_lower_bound(0, half, half, half)))
         ax.axhline(cap, color="grey", ls=":", lw=1, label=f"most {half} + {half} runs can certify")
         ax.set_xscale("log")
-        ax.xaxis.set_minor_formatter(plt.NullFormatter())  # minor labels collide on narrow ranges
+        if hi / lo > 10:  # a decade tick is in range: minor labels would only collide
+            ax.xaxis.set_minor_formatter(plt.NullFormatter())
         ax.set_yscale("symlog", linthresh=min(0.05, lo))  # log above the smallest budget, linear near 0
         ax.set_xlim(lo, hi)
         ax.set_ylim(-0.08 * min(0.05, lo), max(hi, cap) * 1.5)  # a little below 0: bounds of 0 are drawn whole
