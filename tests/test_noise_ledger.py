@@ -51,7 +51,8 @@ def data(task, seed=0, n=30_000, d=3):
 
 # enough rounds/models to run every branch, small enough to be quick
 PARAMS = {"robgd": {"n_rounds": 3, "best_iterate": True}, "tukey": {"n_models": 300},
-          "ambssgd": {"n_rounds": 3}, "dp_ebm": {"n_rounds": 20}, "dp_ebm_clf": {"n_rounds": 20}}
+          "ambssgd": {"n_rounds": 3}, "dp_ebm": {"n_rounds": 20}, "dp_ebm_clf": {"n_rounds": 20},
+          "dp_xgboost": {"n_rounds": 5}}
 
 
 def rounded(scale):

@@ -109,3 +109,19 @@ def exponential_mechanism(
         raise ValueError("exponential mechanism: every candidate has weight 0")
     ledger.record_dp(name, "exponential", epsilon, delta, sensitivity=sensitivity, noise_scale=1.0)
     return int(np.argmax(log_w + rng.gumbel(0.0, 1.0, size=log_w.shape)))
+
+
+def exponential_mechanism_rows(
+    log_weights, epsilon: float, rng: np.random.Generator, ledger: PrivacyLedger, name: str,
+    sensitivity: float = 1.0,
+) -> np.ndarray:
+    """One index per row of the 2-D `log_weights`, row i drawn with probability proportional to exp(row i).
+
+    For selections on disjoint parts of the data (e.g. the nodes of one depth of a tree): by parallel
+    composition the rows together are charged epsilon once, one ledger entry.  Gumbel-max, one draw.
+    """
+    log_w = np.asarray(log_weights, dtype=float)
+    if log_w.ndim != 2 or not np.isfinite(log_w).any(axis=1).all():
+        raise ValueError("exponential mechanism: each row needs a candidate of positive weight")
+    ledger.record_dp(name, "exponential", epsilon, 0.0, sensitivity=sensitivity, noise_scale=1.0)
+    return np.argmax(log_w + rng.gumbel(0.0, 1.0, size=log_w.shape), axis=1)

@@ -1,0 +1,240 @@
+"""DP-XGBoost (Grislain & Gonzalvez 2021, arXiv:2110.12770): the mechanism of Sarus' fork of XGBoost, in numpy.
+
+Why in-repo and not the package: `dp-xgboost` 0.2.10 (the package paper 001 ran) is a source distribution
+that takes minutes to build, whose Python layer fails under numpy 2, and whose noise is seeded from the clock
+(`seed = time(0)` in its updater), so no run is reproducible; its ledger would have to be trusted, not
+tested.  This module follows its updater `grow_dp_histmaker` (`src/tree/updater_histmaker.cc`,
+`GlobalDPHistmaker`; mechanisms in `include/xgboost/mechanisms.h`; gradient filtering bound set in
+`src/gbm/gbtree.cc`) and the paper's Sec. 4, draws every noise through `dpbench.privacy` and is checked against
+the package (`scripts/dp_xgboost_crosscheck.py`).
+
+The model (objective `reg:squarederror` on labels y in {0, 1}, as the package's classification example):
+score s = base_score + sum of trees, base_score = 0.5; a round fits one regression tree to the gradients
+g = s - y (hessian 1).  Each round, on a Poisson subsample (each record kept with probability `subsample`,
+XGBoost's row subsampling), with per-round budget eps_t split as the package splits `dp_epsilon_per_tree`:
+
+1. Gradient data filtering (Li et al. 2020, GDF): only records with |g| < grad_bound (g* = 1, the package's
+   value for this objective) enter the round.
+2. Sketch, eps_t / 2: for each of the d features, the hessian (here: count) histogram of the filtered records
+   over `n_bins` = 1024 equal bins of the feature's public bounds, plus Laplace noise; one record moves one
+   bin of each histogram by 1 (L1 sensitivity d for the d histograms, i.e. eps_t / (2 d) per feature, as the
+   package).  Negative counts are set to 0 and `n_candidates` weighted quantiles of each noisy histogram are
+   the candidate cuts (post-processing; the package feeds the noisy histogram to XGBoost's quantile sketch,
+   whose summary holds ~2 / sketch_eps = 66 points).
+3. Splits, eps_t / 4: each of the `max_depth` levels selects, for every node of the level, a (feature, cut)
+   with the exponential mechanism on the gain G_L^2/(N_L + lambda) + G_R^2/(N_R + lambda) - G^2/(N + lambda)
+   (the parent term, common to a node's candidates, does not change the draw; the children's part has
+   sensitivity 3 g*^2: Li et al. 2020, the package's default), eps_t / (4 max_depth) per level: the nodes of
+   a level hold disjoint records (parallel composition).
+4. Leaves, eps_t / 4: the leaf value clip(-G / (max(N, min_child_weight) + lambda), +-g*) plus Laplace noise of
+   sensitivity 2 g* / (min_child_weight + 1 + lambda) (the package's calibration), times the learning rate.
+
+What dpbench changes, so that each release is private under add/remove with n not public (the package's
+argument assumes what the data decide):
+- The package's split candidates are only those with both children's hessian >= min_child_weight, and a node
+  is split only when the selected gain is > 0: the candidate set and the tree shape depend on the data
+  unaccounted (a split possible on D' but not on D has probability 0 under D).  Here every (feature, cut) is
+  a candidate and every node is split down to max_depth (a fixed tree shape); min_child_weight instead shrinks
+  the leaf value's denominator to max(N, min_child_weight), which gives the package's leaf sensitivity for
+  every N (with N_min = min_child_weight: |G/(N + lam) - (G + g)/(N + 1 + lam)| <= 2 g* / (N + 1 + lam) for
+  N >= N_min, and g* / (N_min + lam) below it).
+- Feature bounds are hyperparameters, never the data's min / max (the package's examples take them from the
+  training data): a feature x enters as t = sign(x) log(1 + |x|), clipped to +-log(1 + x_bound).  Trees are
+  invariant to this monotone, public map (only the 1024-bin grid of the sketch sees it), and it lets one
+  bound serve columns of very different scales (indicators and counts up to 1e5 in the paper's datasets).
+- The noise is drawn from the estimator's seeded Generator (the package reads the clock).
+- Gumbel-max for the exponential mechanism (the package's "racing" sampler draws the same distribution).
+
+Accounting: each round is eps_t-DP on its subsample (basic composition inside, as the package); Poisson
+subsampling amplifies it to log(1 + q (e^eps_t - 1)) and the n_rounds rounds are composed with dp-accounting's
+PLD accountant at delta (`dpbench.privacy.subsampling`); eps_t is solved so that the fit spends exactly
+(epsilon, delta).  (The package's README instead sums the amplified epsilons, pure DP.)
+
+Fixed settings: n_rounds 100, subsample 0.8 (paper 001: tuned over {0.2, 0.5, 0.8}, 0.8 best), max_depth 6,
+learning_rate 0.3 (XGBoost's default and the DP-XGBoost paper's), reg_lambda 0.1 and min_child_weight 50
+(DP-XGBoost paper Sec. 5 for datasets below 1e5 rows), n_bins 1024 (the package), n_candidates 64
+(XGBoost's sketch_eps 0.03), grad_bound 1, x_bound 1e5.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from dpbench.algorithms.base import COUNT, POSITIVE, PRIVACY, DPClassifier
+from dpbench.algorithms.registry import ROUNDS, algorithm
+from dpbench.privacy.mechanisms import exponential_mechanism_rows, laplace_mechanism
+from dpbench.privacy.subsampling import SubsampledPureDPLedger, per_round_epsilon, tag_round
+
+BASE_SCORE = 0.5
+GAIN_SENSITIVITY = 3.0  # x g*^2 (Li et al. 2020; the package's exponentialMech default)
+SUBSAMPLE_SPACE = {"type": "categorical", "choices": [0.2, 0.5, 0.8]}
+
+
+def feature_map(X: np.ndarray, x_bound: float) -> np.ndarray:
+    """t = sign(x) log(1 + |x|), clipped to +-log(1 + x_bound): monotone per feature and data-independent."""
+    b = np.log1p(x_bound)
+    return np.clip(np.sign(X) * np.log1p(np.abs(X)), -b, b)
+
+
+def bin_index(T: np.ndarray, x_bound: float, n_bins: int) -> np.ndarray:
+    """Bin of each mapped value on the n_bins equal bins of [-log(1 + x_bound), log(1 + x_bound)]."""
+    b = np.log1p(x_bound)
+    idx = np.floor((T + b) / (2 * b) * n_bins).astype(np.int32)
+    return np.clip(idx, 0, n_bins - 1).astype(np.int16 if n_bins <= 32767 else np.int32)
+
+
+def split_utility(GL, NL, GR, NR, lam):
+    """The children's part of XGBoost's gain, G_L^2/(N_L + lam) + G_R^2/(N_R + lam).
+
+    The gain's parent term -G^2/(N + lam) is the same for every candidate of a node, so the exponential
+    mechanism draws the same split with or without it; without it, adding or removing a record changes one
+    child's term, by at most 3 g*^2 (in [-3, 1] g*^2; Li et al. 2020) -- the sensitivity charged.
+    """
+    return GL**2 / (NL + lam) + GR**2 / (NR + lam)
+
+
+def weighted_cuts(hist: np.ndarray, n_candidates: int) -> list[np.ndarray]:
+    """Per feature, the bins (sorted, unique, < n_bins - 1) where the noisy cumulative weight crosses k/K.
+
+    A cut at bin c sends bins <= c left.  Post-processing of the noisy histogram.
+    """
+    n_bins = hist.shape[1]
+    cum = np.cumsum(hist, axis=1)
+    out = []
+    for f in range(hist.shape[0]):
+        total = cum[f, -1]
+        if total <= 0:
+            cuts = np.linspace(0, n_bins - 1, n_candidates + 1)[1:-1].astype(int)  # no signal: uniform cuts
+        else:
+            levels = total * np.arange(1, n_candidates) / n_candidates
+            cuts = np.searchsorted(cum[f], levels, side="left")
+        out.append(np.unique(cuts[cuts < n_bins - 1]))
+    return out
+
+
+class DPXGBoostTrees:
+    """The fitted ensemble: per tree and level the split feature and cut bin of each node, and the leaf values."""
+
+    def __init__(self, max_depth: int):
+        self.max_depth = max_depth
+        self.features: list[list[np.ndarray]] = []
+        self.cuts: list[list[np.ndarray]] = []
+        self.leaves: list[np.ndarray] = []
+
+    def leaf_of(self, B: np.ndarray, t: int) -> np.ndarray:
+        node = np.zeros(B.shape[0], dtype=np.int64)
+        rows = np.arange(B.shape[0])
+        for f, c in zip(self.features[t], self.cuts[t], strict=True):
+            node = 2 * node + (B[rows, f[node]] > c[node])
+        return node
+
+    def predict(self, B: np.ndarray) -> np.ndarray:
+        s = np.full(B.shape[0], BASE_SCORE)
+        for t in range(len(self.leaves)):
+            s += self.leaves[t][self.leaf_of(B, t)]
+        return s
+
+
+@algorithm("dp_xgboost", label="DP-XGBoost", tuning_space={"subsample": SUBSAMPLE_SPACE, "n_rounds": ROUNDS},
+           audit_params={"n_rounds": 3, "max_depth": 3},
+           description="DP-XGBoost (Grislain & Gonzalvez 2021): private XGBoost trees, Poisson subsampling, "
+                       "rounds composed by dp-accounting's PLD")
+class DPXGBoostClassifier(DPClassifier):
+    """DP-XGBoost for binary classification (paper 001's tree-based baseline); see the module docstring.
+
+    decision_function is the score minus base_score 0.5 (> 0 predicts classes_[1]).  Fixed settings and their
+    sources are in the module docstring; paper 001 tunes only `subsample` over {0.2, 0.5, 0.8}.
+    """
+
+    _parameter_constraints = {
+        **PRIVACY, "n_rounds": COUNT, "subsample": [Interval(Real, 0, 1, closed="right")], "max_depth": COUNT,
+        "learning_rate": POSITIVE, "reg_lambda": POSITIVE, "min_child_weight": [Interval(Real, 0, None, closed="left")],
+        "n_bins": [Interval(Integral, 2, None, closed="left")],
+        "n_candidates": [Interval(Integral, 2, None, closed="left")],
+        "grad_bound": POSITIVE, "x_bound": POSITIVE,
+    }
+
+    def __init__(self, epsilon=1.0, delta=1e-6, n_rounds=100, subsample=0.8, max_depth=6, learning_rate=0.3,
+                 reg_lambda=0.1, min_child_weight=50.0, n_bins=1024, n_candidates=64, grad_bound=1.0, x_bound=1e5,
+                 random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_rounds = n_rounds
+        self.subsample = subsample
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.reg_lambda = reg_lambda
+        self.min_child_weight = min_child_weight
+        self.n_bins = n_bins
+        self.n_candidates = n_candidates
+        self.grad_bound = grad_bound
+        self.x_bound = x_bound
+        self.random_state = random_state
+
+    def _fit_model(self, X, y01, mu, rng, ledger):
+        ledger = self.privacy_ledger_ = SubsampledPureDPLedger(sampling_probability=float(self.subsample))
+        self.epsilon_per_round_ = eps_t = per_round_epsilon(float(self.epsilon), float(self.delta),
+                                                            int(self.n_rounds), float(self.subsample))
+        B = bin_index(feature_map(X, self.x_bound), self.x_bound, self.n_bins)
+        self.trees_ = trees = DPXGBoostTrees(self.max_depth)
+        s = np.full(X.shape[0], BASE_SCORE)
+        for t in range(self.n_rounds):
+            g = s - y01
+            keep = (rng.random(X.shape[0]) < self.subsample) & (np.abs(g) < self.grad_bound)
+            self._grow_tree(B[keep], g[keep], eps_t, rng, ledger, t)
+            s += trees.leaves[-1][trees.leaf_of(B, t)]
+        return self
+
+    def _grow_tree(self, B, g, eps_t, rng, ledger, t):
+        n, d = B.shape
+        nb, depth, lam, gs = self.n_bins, self.max_depth, float(self.reg_lambda), float(self.grad_bound)
+        # 2. sketch: noisy count histograms (hessian 1) -> weighted quantile cuts
+        hist = np.bincount((B.astype(np.int64) + np.arange(d) * nb).ravel(), minlength=d * nb).reshape(d, nb)
+        noisy = laplace_mechanism(hist, float(d), eps_t / 2, rng, ledger, tag_round(t, "sketch histograms"))
+        cuts = weighted_cuts(np.maximum(noisy, 0.0), self.n_candidates)
+        k = 1 + max(len(c) for c in cuts)  # buckets per feature (padded)
+        lut = np.zeros((d, nb), dtype=np.int64)
+        valid = np.zeros((d, k - 1), dtype=bool)
+        cut_bins = np.full((d, k - 1), nb - 1, dtype=np.int64)
+        for f, c in enumerate(cuts):
+            lut[f] = np.searchsorted(c, np.arange(nb), side="left")  # bucket j: cut[j-1] < bin <= cut[j]
+            valid[f, :len(c)] = True
+            cut_bins[f, :len(c)] = c
+        Q = lut[np.arange(d), B] if n else np.zeros((0, d), dtype=np.int64)
+        # 3. splits, level by level, on a full tree
+        node = np.zeros(n, dtype=np.int64)
+        eps_level, sens = eps_t / (4 * depth), GAIN_SENSITIVITY * gs**2
+        feats, cut_list = [], []
+        for level in range(depth):
+            m = 2**level
+            keys = ((node[:, None] * d + np.arange(d)) * k + Q).ravel()
+            G = np.bincount(keys, np.repeat(g, d), minlength=m * d * k).reshape(m, d, k)
+            N = np.bincount(keys, minlength=m * d * k).reshape(m, d, k).astype(float)
+            GL, NL = np.cumsum(G, axis=2)[:, :, :-1], np.cumsum(N, axis=2)[:, :, :-1]
+            Gt, Nt = G[:, :1].sum(axis=2)[:, :, None], N[:, :1].sum(axis=2)[:, :, None]
+            gain = split_utility(GL, NL, Gt - GL, Nt - NL, lam)
+            log_w = np.where(valid[None], eps_level * gain / (2 * sens), -np.inf).reshape(m, -1)
+            choice = exponential_mechanism_rows(log_w, eps_level, rng, ledger, tag_round(t, f"splits level {level}"),
+                                                sensitivity=sens)
+            f_sel, j_sel = np.divmod(choice, k - 1)
+            feats.append(f_sel)
+            cut_list.append(cut_bins[f_sel, j_sel])
+            if n:
+                node = 2 * node + (B[np.arange(n), f_sel[node]] > cut_list[-1][node])
+        # 4. leaves
+        leaves = 2**depth
+        G = np.bincount(node, g, minlength=leaves)
+        N = np.bincount(node, minlength=leaves).astype(float)
+        value = np.clip(-G / (np.maximum(N, self.min_child_weight) + lam), -gs, gs)
+        leaf_sens = 2 * gs / (self.min_child_weight + 1 + lam)
+        value = laplace_mechanism(value, leaf_sens, eps_t / 4, rng, ledger, tag_round(t, "leaf values"))
+        self.trees_.features.append(feats)
+        self.trees_.cuts.append(cut_list)
+        self.trees_.leaves.append(self.learning_rate * np.asarray(value, dtype=float))
+
+    def decision_function(self, X):
+        X = self._validated_X(X)
+        return self.trees_.predict(bin_index(feature_map(X, self.x_bound), self.x_bound, self.n_bins)) - BASE_SCORE
