@@ -17,6 +17,8 @@ commands:
   plot    [key=value ...]     re-draw an experiment's figure from its parquet results
   report  [key=value ...]     print a summary table (mean +/- std over seeds) of an experiment's results
   data    list|verify|import  the real datasets: what is available, check the mirror, build a mirror
+  analysis NAME [--smoke]     an analysis that is not a sweep grid (a theory figure, a table, a timing);
+                              `analysis` alone lists them
   audit   [--full] [...]      empirical privacy audit: fit each private algorithm many times on D and on D
                               plus one crafted record, lower-bound epsilon (see `audit --help`);
                               `audit --ledger`: check that each ledger composes to the requested budget
@@ -291,7 +293,36 @@ def cmd_audit(argv: list[str]) -> int:
     return 1 if len(bad) else 0
 
 
-COMMANDS = {"sweep": cmd_sweep, "plot": cmd_plot, "report": cmd_report, "data": cmd_data, "audit": cmd_audit}
+def cmd_analysis(argv: list[str]) -> int:
+    import time
+
+    from dpbench import analyses
+
+    parser = _OneLineParser(prog="python -m dpbench analysis",
+                            description="Run an analysis of the papers that is not a sweep grid (dpbench/analyses/): "
+                                        "it writes <results-dir>/NAME/NAME.parquet and its figures.")
+    parser.add_argument("name", nargs="?", help=f"one of: {', '.join(analyses.available())} (none: list them)")
+    parser.add_argument("--smoke", action="store_true", help="the small version (seconds; what CI runs)")
+    parser.add_argument("--results-dir", default="results", help="parent of the output directory (default %(default)s)")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    if args.name is None:
+        for name in analyses.available():
+            print(f"{name:24s} {analyses.get(name).description}")
+        return 0
+    entry = analyses.get(args.name)
+    out = Path(args.results_dir) / args.name
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    written = entry.run(out, smoke=args.smoke)
+    print(f"{args.name}: done in {time.perf_counter() - start:.1f} s; wrote {', '.join(map(str, written))}")
+    return 0
+
+
+COMMANDS = {"sweep": cmd_sweep, "plot": cmd_plot, "report": cmd_report, "data": cmd_data, "audit": cmd_audit,
+            "analysis": cmd_analysis}
 
 
 def main(argv: list[str] | None = None) -> int:

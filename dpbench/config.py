@@ -20,9 +20,8 @@ from typing import Any
 
 CONF_MODULE = "dpbench.conf"
 CONF_DIR = Path(__file__).resolve().parent / "conf"
-EXPERIMENT_KEYS = ("name", "algorithms", "datasets", "epsilons", "deltas", "seeds", "tuning_mode", "split")
-TUNING_MODES = ("fixed",)  # the only mode the runner implements so far
-GROUPS = ("experiment", "dataset", "algorithm", "runner")
+EXPERIMENT_KEYS = ("name", "algorithms", "datasets", "epsilons", "deltas", "seeds", "tuning_mode", "tuning", "split")
+GROUPS = ("experiment", "dataset", "algorithm", "runner", "tuning")
 
 
 class ConfigError(ValueError):
@@ -39,6 +38,15 @@ class RunnerConfig:
     chunk_runs: int = 32
     blas_threads: int | None = 1
     progress: bool = True
+
+
+@dataclass
+class TuningConfig:  # dpbench.tuning.DEFAULTS documents each key
+    n_trials: int = 50
+    seeds: int = 3
+    validation_fraction: float = 0.2
+    batch_trials: int = 4
+    metric: str | None = None
 
 
 @dataclass
@@ -59,6 +67,7 @@ class Config:
     deltas: list[float] = field(default_factory=lambda: [1e-6])
     seeds: list[int] = field(default_factory=lambda: [0])
     tuning_mode: str = "fixed"
+    tuning: TuningConfig = field(default_factory=TuningConfig)
     split: str = "fixed"
     results_dir: str = "results"
     data: DataConfig = field(default_factory=DataConfig)
@@ -235,6 +244,7 @@ def _check_plot(plot: dict) -> None:
 
 def validate(cfg) -> dict:
     """The config as a plain dict, checked so that the run cannot fail on the config (ConfigError otherwise)."""
+    from dpbench import tuning
     from dpbench.data import check_spec, expand_dataset_specs
     from dpbench.runner.execute import BACKENDS
     from dpbench.runner.grid import expand
@@ -243,7 +253,7 @@ def validate(cfg) -> dict:
     _check_keys(cfg)
     if not cfg.get("name"):
         raise ConfigError(f"the config has no experiment name; pass experiment=<{'|'.join(experiment_names())}>")
-    _check_choice("tuning_mode", cfg["tuning_mode"], TUNING_MODES)
+    _check_choice("tuning_mode", cfg["tuning_mode"], tuning.MODES)
     _check_choice("runner.backend", cfg["runner"]["backend"], BACKENDS)
     try:
         _check_plot(cfg["plot"])

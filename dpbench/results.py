@@ -29,6 +29,8 @@ TMP_SUFFIX = ".parquet.tmp"
 
 IDENTITY = ["run_id", "experiment", "algorithm", "params", "private", "dataset", "task", "n_train", "n_test", "d",
             "epsilon", "delta", "tuning_mode", "seed", "split", "data_seed", "random_state"]
+# tuned mode: the chosen hyperparameters (JSON), their mean validation score and the trials chosen among
+TUNING = ["tuned_params", "validation_score", "tuning_trials"]
 OUTCOME = ["fit_seconds", "batch_runs", "status", "attempt", "error", "spent_epsilon", "spent_delta", "ledger_entries",
            "dpbench_version", "git_commit", "config_hash", "numpy_version", "scipy_version", "sklearn_version",
            "python_version"]
@@ -36,7 +38,7 @@ OUTCOME = ["fit_seconds", "batch_runs", "status", "attempt", "error", "spent_eps
 
 def result_columns() -> list[str]:
     """The result columns: identity, every registered metric's (dpbench.metrics, read at write time), outcome."""
-    return [*IDENTITY, *metrics.columns(), *OUTCOME]
+    return [*IDENTITY, *TUNING, *metrics.columns(), *OUTCOME]
 
 
 # Statuses of runs that produced no model.  Any other status (e.g. TukeyEM's 'ptr_failed', which

@@ -283,3 +283,18 @@ def test_sklearn_pipeline_and_cross_val(cls, clf_data):
     assert scores.shape == (3,) and np.all((scores >= 0) & (scores <= 1))
 
 
+
+
+def test_one_scale_budget_split_gives_every_release_one_noise_scale():
+    """budget_ratio='one_scale' (a:b:c = 1 : sqrt(T) : 1): X^T X, lambda_min and each of the T per-round
+    releases get the same mu, so the same noise std per unit sensitivity; the ledger still composes to the budget."""
+    from dpbench.algorithms.boosting import BoostedAdaSSPRegressor
+    from dpbench.privacy import mu_from_epsilon_delta
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(500, 3)), rng.normal(size=500)
+    T = 16
+    est = BoostedAdaSSPRegressor(epsilon=1.0, n_rounds=T, budget_ratio="one_scale", random_state=0).fit(X, y)
+    mus = {e.name: e.mu for e in est.privacy_ledger_.entries}
+    assert len(set(np.round(list(mus.values()), 12))) == 1
+    assert math.isclose(est.privacy_ledger_.total_mu(), mu_from_epsilon_delta(1.0, 1e-6), rel_tol=1e-9)

@@ -14,14 +14,16 @@ def _grid(*overrides):
 
 
 def test_the_shipped_experiments_are_the_files():
-    assert experiment_names() == sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
-    assert {"quickstart", "zoo", "fig1_fixed"} <= set(experiment_names())
+    root = CONF_DIR / "experiment"
+    assert experiment_names() == sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.yaml"))
+    assert {"quickstart", "zoo", "fig1_fixed", "smoke/fig1_fixed"} <= set(experiment_names())
 
 
 @pytest.mark.parametrize("name", experiment_names())
 def test_every_experiment_composes_validates_and_expands(name):
     cfg = validate(compose([f"experiment={name}"]))
-    assert cfg["name"] == name
+    smoke = name.startswith("smoke/")  # a smoke variant: the experiment's name + _smoke, its own results dir
+    assert cfg["name"] == (name.removeprefix("smoke/") + "_smoke" if smoke else name)
     assert len(expand(experiment(cfg))) > 0
 
 
@@ -80,11 +82,16 @@ BAD = [
     (["runner.n_jobs=two"], "runner.n_jobs=two"),
     (["runner.backend=spark"], "runner.backend='spark' is not one of loky"),
     (["runner=nope"], "unknown runner 'nope'; available: dask, local"),
-    (["experiment=nope"], "unknown experiment 'nope'; available: fig1_fixed, quickstart, zoo"),
+    (["experiment=nope"], "unknown experiment 'nope'; available: "),
     (["dataset=openml/nope"], "unknown dataset 'openml/nope'; available: "),
     (["epsilons=[1"], "bad override 'epsilons=[1'"),
     (["epsilons=[-1]"], "epsilons must be numbers in (0, inf)"),
-    (["tuning_mode=tuned"], "tuning_mode='tuned' is not one of fixed"),
+    (["tuning_mode=private"], "tuning_mode='private' is not one of fixed, tuned"),
+    (["algorithms=[{name: ols, modes: [tuned]}]"], "algorithm 'ols' has no tuning space: it cannot run in tuned mode"),
+    (["algorithms=[{name: adassp, modes: [tuning]}]"], "algorithm 'adassp' modes must be a list of fixed, tuned"),
+    (["tuning.n_trials=0"], "tuning.n_trials must be an integer >= 1, got 0"),
+    (["tuning.validation_fraction=1.5"], "tuning.validation_fraction must be in (0, 1), got 1.5"),
+    (["tuning=nope"], "unknown tuning 'nope'; available: default, quick"),
     (["plot.kind=scatter"], "plot.kind=scatter needs plot.x"),
     (["plot.metric=mse"], "plot.metric='mse' is not one of test_mse"),
     (["plot.kind=scatter", "plot.x=adassp", "plot.y=boosted"], "plot.y='boosted' is not one of"),

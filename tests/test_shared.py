@@ -7,6 +7,7 @@ import pytest
 
 from dpbench import algorithms
 from dpbench.algorithms import shared as shared_module
+from dpbench.algorithms.base import clip_rows
 from dpbench.algorithms.shared import SharedData
 
 
@@ -83,3 +84,19 @@ def test_batched_boosting_with_one_clip_bound_for_all_runs():
         [algorithms.make("boosted_adassp", **p) for p in runs], X, y)
     for a, b in zip(single, batch, strict=True):
         np.testing.assert_allclose(b.theta_, a.theta_, rtol=1e-9, atol=1e-12 * np.abs(a.theta_).max())
+
+
+def test_the_cache_keeps_a_bounded_number_of_feature_maps():
+    from dpbench.algorithms.shared import MAX_FEATURE_MAPS
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(50, 3)), rng.normal(size=50)
+    shared = SharedData(X, y)
+    first = shared.features(False, 0.5)
+    for bound in np.linspace(1, 2, 3 * MAX_FEATURE_MAPS):
+        shared.gram(False, float(bound))
+        np.testing.assert_allclose(shared.xty(False, float(bound), 1.0),
+                                   clip_rows(X, bound).T @ np.clip(y, -1, 1))
+    assert len(shared._maps) == MAX_FEATURE_MAPS
+    assert shared.features(False, 0.5) is not first  # evicted and recomputed, equal
+    np.testing.assert_array_equal(shared.features(False, 0.5), first)

@@ -38,8 +38,11 @@ from dpbench.algorithms.ssp import SSP_CONSTRAINTS, private_gram_and_ridge
 from dpbench.privacy import gaussian_mechanism, split_mu
 
 LOSSES = ("squared", "logistic", "hinge")
+# budget_ratio "one_scale": one noise scale for all T + 2 releases (the authors' first public code), i.e.
+# a:b:c = 1 : sqrt(T) : 1; paper 000 does not state its split.  Fixed default 1:1:1 as AdaSSP.
+ONE_SCALE = "one_scale"
 BOOSTING_CONSTRAINTS = {**SSP_CONSTRAINTS, "rho": FRACTION, "n_rounds": COUNT, "learning_rate": POSITIVE,
-                        "lr_schedule": SCHEDULE}
+                        "lr_schedule": SCHEDULE, "budget_ratio": ["array-like", StrOptions({ONE_SCALE})]}
 BOOSTING_SPACE = {"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND, "n_rounds": ROUNDS, "lr_schedule": LR_SCHEDULE}
 
 
@@ -97,7 +100,8 @@ def last(iterable):
 
 def private_start(est, shared: SharedData, key: tuple, mu: float, rng, ledger):
     """The one-off releases of BoostedAdaSSP: (Gamma = (X^T X~ + lambda I)^{-1}, the per-round release)."""
-    mu_gram, mu_grad, mu_lambda = split_mu(mu, est.budget_ratio)
+    ratio = (1.0, math.sqrt(est.n_rounds), 1.0) if isinstance(est.budget_ratio, str) else est.budget_ratio
+    mu_gram, mu_grad, mu_lambda = split_mu(mu, ratio)
     gram, lam = private_gram_and_ridge(shared, key, est.x_bound, mu_gram, mu_lambda, est.rho, rng, ledger)
     est.ridge_lambda_ = lam
     sens, mu_round = est.x_bound * est.y_bound, mu_grad / math.sqrt(est.n_rounds)
@@ -177,7 +181,9 @@ class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
     eta_t = `learning_rate` x `lr_schedule` in {'constant', '1/t',
     '1/sqrt(t)'} (paper 000 Table I).  Fixed settings (Table I): x_bound =
     y_bound = 1, n_rounds T = 100, learning rate 1 (constant); budget split
-    1:1:1 and rho = 0.05 as AdaSSP.
+    1:1:1 and rho = 0.05 as AdaSSP (the paper does not state its split;
+    `budget_ratio="one_scale"` is 1 : sqrt(T) : 1, one noise scale for all
+    T + 2 releases, as in the authors' first public code).
     """
 
     clips_features = True

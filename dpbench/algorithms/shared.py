@@ -5,10 +5,14 @@ algorithms' batched fits.  It only caches exact functions of the data that
 every run would compute identically (the clipped features per x_bound,
 X^T X and lambda_min(X^T X) per feature map, X^T clip(y) per label bound),
 so a batched run releases exactly what the run alone would.  It is never
-shared across units.
+shared across units.  It keeps the statistics of the MAX_FEATURE_MAPS most
+recently used feature maps (an n x d copy each): a tuning study that tries
+hundreds of clip bounds on one unit does not hold hundreds of copies.
 """
 
 from __future__ import annotations
+
+from collections import OrderedDict
 
 import numpy as np
 
@@ -16,6 +20,7 @@ from dpbench.algorithms.base import add_intercept_column, clip_rows
 from dpbench.algorithms.linear_algebra import min_eigenvalue
 
 BLOCK_FLOATS = 1 << 16  # numbers in one row block of an (n x runs) matrix: 512 kB, stays in cache
+MAX_FEATURE_MAPS = 4  # feature maps (and their statistics) kept per SharedData, least recently used dropped
 
 
 class SharedData:
@@ -23,12 +28,17 @@ class SharedData:
 
     def __init__(self, X: np.ndarray, y: np.ndarray | None = None):
         self.X, self.y = X, y
-        self._cache: dict = {}
+        self._maps: OrderedDict = OrderedDict()  # (fit_intercept, x_bound) -> {statistic key: value}
 
     def _get(self, key, compute):
-        if key not in self._cache:
-            self._cache[key] = compute()
-        return self._cache[key]
+        """key = (statistic, fit_intercept, x_bound, ...): cached under its feature map, most recent last."""
+        stats = self._maps.setdefault((key[1], key[2]), {})
+        self._maps.move_to_end((key[1], key[2]))
+        if key not in stats:
+            stats[key] = compute()
+            while len(self._maps) > MAX_FEATURE_MAPS:
+                self._maps.popitem(last=False)
+        return stats[key]
 
     def features(self, fit_intercept: bool, x_bound: float | None) -> np.ndarray:
         """phi(X): the intercept column when asked, then row clipping at x_bound (None: no clipping)."""

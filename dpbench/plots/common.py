@@ -134,9 +134,11 @@ def panels(n: int, ncols: int = 3, width: float = 4.6, height: float = 3.8, **sh
 
 
 def save(fig, out_path: str | Path) -> Path:
-    """Write the figure (the whole of it: legends outside the axes included) and free it."""
+    """Write the figure (the whole of it: legends outside the axes included) as PNG and, beside it, PDF; free it."""
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out_path, dpi=130, bbox_inches="tight")
+    if out_path.suffix.lower() == ".png":
+        fig.savefig(out_path.with_suffix(".pdf"), bbox_inches="tight")
     plt.close(fig)
     return out_path

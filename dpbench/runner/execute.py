@@ -19,7 +19,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import joblib
@@ -78,6 +78,7 @@ def _base_row(run: RunSpec, prov: Provenance) -> dict:
         "epsilon": run.epsilon,
         "delta": run.delta,
         "tuning_mode": run.tuning_mode,
+        **_tuning_columns(run),
         "seed": run.seed,
         "split": run.split,
         "data_seed": run.data_seed,
@@ -86,10 +87,19 @@ def _base_row(run: RunSpec, prov: Provenance) -> dict:
     }
 
 
+def _tuning_columns(run: RunSpec) -> dict:
+    if not run.tuned:
+        return {}
+    return {"tuned_params": canonical_json(run.tuned["params"]), "validation_score": run.tuned["validation_score"],
+            "tuning_trials": run.tuned["trials"]}
+
+
 def make_estimator(run: RunSpec, data):
     """The run's estimator: its hyperparameters, budget and seed, and the dataset's schema where it takes one."""
     spec = algorithms.get_spec(run.algorithm)
-    params = dict(run.params)
+    if run.tuning_mode == "tuned" and not (run.tuned and run.tuned["params"]):
+        raise ValueError(f"tuning failed: {(run.tuned or {}).get('error') or 'the study did not finish'}")
+    params = {**run.params, **(run.tuned["params"] if run.tuned else {})}
     if spec.private:
         params.update(epsilon=run.epsilon, delta=run.delta)
     if "feature_types" in spec.estimator().get_params() and params.get("feature_types") is None:
@@ -123,6 +133,22 @@ def fit_one(run: RunSpec, data) -> dict:
         return _error_row(data, exc)
 
 
+def batch_groups(estimators: list) -> list[list[int]]:
+    """Indices of estimators fitted together: one algorithm's estimators with equal `batch_key()` (None: alone)."""
+    groups: dict = {}
+    for i, est in enumerate(estimators):
+        key = est.batch_key()
+        groups.setdefault((type(est), ("alone", i) if key is None else key), []).append(i)
+    return list(groups.values())
+
+
+def fit_group(estimators: list, X, y, shared) -> float:
+    """Fit estimators of one batch group with their class's `fit_batch`; returns seconds per estimator."""
+    start = time.perf_counter()
+    type(estimators[0]).fit_batch(estimators, X, y, shared)
+    return (time.perf_counter() - start) / len(estimators)
+
+
 def fit_runs(runs: list[RunSpec], data, shared) -> list[dict]:
     """Rows of runs on one loaded unit, in order.  Runs of one algorithm whose estimators share a batch key
     are fitted together by the algorithm's `fit_batch` (shared statistics, matrix-matrix products; each run
@@ -130,21 +156,17 @@ def fit_runs(runs: list[RunSpec], data, shared) -> list[dict]:
     form batches of one.  fit_seconds is the batch's time per run and `batch_runs` its size.  If a batch
     raises, its runs are fitted one by one so each error is its own."""
     rows: dict[int, dict] = {}
-    groups: dict = {}
+    made: list[tuple[int, object]] = []
     for i, run in enumerate(runs):
         try:
-            est = make_estimator(run, data)
+            made.append((i, make_estimator(run, data)))
         except Exception as exc:  # noqa: BLE001
             rows[i] = _error_row(data, exc)
-            continue
-        key = est.batch_key()
-        groups.setdefault((run.algorithm, ("alone", i) if key is None else key), []).append((i, est))
-    for (name, _), members in groups.items():
+    for group in batch_groups([e for _, e in made]):
+        members = [made[j] for j in group]
         ests = [e for _, e in members]
         try:
-            start = time.perf_counter()
-            algorithms.get_spec(name).estimator.fit_batch(ests, data.X_train, data.y_train, shared[0])
-            seconds = (time.perf_counter() - start) / len(ests)
+            seconds = fit_group(ests, data.X_train, data.y_train, shared[0])
             metrics = evaluate_many(ests, data, *shared)
         except Exception:  # noqa: BLE001 - attribute the failure to the runs that cause it
             for i, _ in members:
@@ -227,6 +249,52 @@ def run_chunk(chunk: Unit, ctx: TaskContext) -> int:
         return _run_chunk(chunk, ctx)
     with threadpool_limits(limits=ctx.blas_threads, user_api="blas"):
         return _run_chunk(chunk, ctx)
+
+
+def run_study_task(run: RunSpec, ctx: TaskContext):
+    """A tuned run's study on its unit (tuning.study), BLAS pinned; None if the data is missing (the run's
+    chunk then records missing_data)."""
+    from dpbench.tuning.study import StudyResult, run_study
+
+    _parent.setdefault(os.getpid(), os.getppid())
+    unit = Unit(dict(run.dataset), run.data_seed, run.split, [run])
+    with threadpool_limits(limits=ctx.blas_threads, user_api="blas") if ctx.blas_threads else contextlib.nullcontext():
+        try:
+            data, _ = _load(unit, ctx.prov.data_dir)
+        except MissingDataError:
+            return None
+        try:
+            return run_study(run, data, Path(ctx.sweep_dir) / "tuning", stop=lambda: _sweep_gone(ctx))
+        except Exception as exc:  # noqa: BLE001 - the tuned runs record the failure
+            return StudyResult({}, float("nan"), 0, error=f"{type(exc).__name__}: {exc}"[:500])
+
+
+def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool) -> list[Unit]:
+    """Run the study of every tuned run first (one joblib task per study, in parallel), then hand each tuned
+    run its chosen setting.  Studies already finished are read back from their journals."""
+    from dpbench.tuning.study import study_key
+
+    studies: dict[str, RunSpec] = {}
+    for chunk in chunks:
+        for r in chunk.runs:
+            if r.tuning_mode == "tuned":
+                studies.setdefault(study_key(r), r)
+    if not studies:
+        return chunks
+    keys = sorted(studies, key=lambda k: studies[k].unit_key)  # a worker's consecutive studies share its data
+    tasks = (joblib.delayed(run_study_task)(studies[k], ctx) for k in keys)
+    with tqdm(total=len(keys), desc=f"{ctx.prov.experiment}: tuning", unit="study", disable=not progress) as bar:
+        chosen = {}
+        for k, res in zip(keys, joblib.Parallel(return_as="generator", batch_size=1)(tasks), strict=True):
+            chosen[k] = res
+            bar.update(1)
+    def tuned(r: RunSpec) -> RunSpec:
+        res = chosen.get(study_key(r)) if r.tuning_mode == "tuned" else None
+        if res is None:
+            return r
+        return replace(r, tuned={"params": res.params, "validation_score": res.validation_score,
+                                 "trials": res.trials, "error": res.error})
+    return [replace(c, runs=[tuned(r) for r in c.runs]) for c in chunks]
 
 
 BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")  # joblib's, and Dask through joblib
@@ -312,10 +380,12 @@ def run_sweep(exp: Mapping, runner: Mapping, sweep_dir: str | Path, data_dir: st
         (sweep_dir / "config.json").write_text(json.dumps(exp, indent=2, default=str))
         ctx = TaskContext(str(sweep_dir), prov, part_size, blas_threads, owner)
         progress = bool(runner.get("progress", True))
-        with _backend(runner), tqdm(total=len(todo), desc=prov.experiment, unit="run", disable=not progress) as bar:
-            tasks = (joblib.delayed(run_chunk)(c, ctx) for c in chunks)
-            for n in joblib.Parallel(return_as="generator_unordered", batch_size=1)(tasks):
-                bar.update(n)
+        with _backend(runner):
+            chunks = _tune(chunks, ctx, progress)
+            with tqdm(total=len(todo), desc=prov.experiment, unit="run", disable=not progress) as bar:
+                tasks = (joblib.delayed(run_chunk)(c, ctx) for c in chunks)
+                for n in joblib.Parallel(return_as="generator_unordered", batch_size=1)(tasks):
+                    bar.update(n)
     finally:
         lock.release(owner)
         _loaded.clear()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpbench import algorithms
+from dpbench import algorithms, tuning
 from dpbench.data import data_seed, dataset_task, expand_dataset_specs
 
 SPLITS = ("fixed", "per_seed")
@@ -41,10 +41,13 @@ class RunSpec:
     tuning_mode: str
     seed: int
     split: str
+    tuning: Mapping = field(default_factory=dict)  # tuned mode's settings (dpbench.tuning); {} when fixed
+    tuned: Mapping | None = None  # after its study: {'params', 'validation_score', 'trials'} (not identity)
 
     @property
     def identity(self) -> dict:
-        return {
+        tuning = {"tuning": dict(self.tuning)} if self.tuning else {}  # fixed runs' ids are as before
+        return {**tuning,
             "algorithm": self.algorithm,
             "params": dict(self.params),
             "dataset": dict(self.dataset),
@@ -91,9 +94,9 @@ def _algorithm_settings(entry) -> list[tuple[str, dict]]:
     if isinstance(entry, str):
         entry = {"name": entry}
     entry = dict(entry)
-    unknown = sorted(set(entry) - {"name", "params", "grid"})
+    unknown = sorted(set(entry) - {"name", "params", "grid", "modes"})
     if unknown or "name" not in entry:
-        raise ValueError(f"an algorithm entry has keys name, params, grid; got {sorted(entry)}")
+        raise ValueError(f"an algorithm entry has keys name, params, grid, modes; got {sorted(entry)}")
     spec = algorithms.get_spec(entry["name"])
     base = dict(entry.get("params") or {})
     grid = dict(entry.get("grid") or {})
@@ -104,6 +107,16 @@ def _algorithm_settings(entry) -> list[tuple[str, dict]]:
         full = {k: v for k, v in est.get_params().items() if k not in ("epsilon", "delta", "random_state")}
         settings.append((spec.name, {k: (list(v) if isinstance(v, tuple) else v) for k, v in full.items()}))
     return settings
+
+
+def _modes(entry, default: str, spec) -> list[str]:
+    """The tuning modes of an algorithm entry: its `modes` list, else the experiment's tuning_mode."""
+    modes = (entry.get("modes") if isinstance(entry, Mapping) else None) or [default]
+    if isinstance(modes, str) or any(m not in tuning.MODES for m in modes):
+        raise ValueError(f"algorithm {spec.name!r} modes must be a list of {', '.join(tuning.MODES)}; got {modes!r}")
+    if "tuned" in modes and not spec.tuning_space:
+        raise ValueError(f"algorithm {spec.name!r} has no tuning space: it cannot run in tuned mode")
+    return list(dict.fromkeys(modes))
 
 
 def _check_numbers(name: str, values: Sequence, low: float, high: float) -> list[float]:
@@ -132,15 +145,17 @@ def expand(exp: Mapping) -> list[RunSpec]:
         raise ValueError("the experiment lists no datasets")
     if not exp["algorithms"]:
         raise ValueError("the experiment lists no algorithms")
+    tuning_settings = tuning.settings(exp.get("tuning"))
     runs = []
     for entry in exp["algorithms"]:
         for name, params in _algorithm_settings(entry):
             spec = algorithms.get_spec(name)
-            privacy = itertools.product(epsilons, deltas) if spec.private else [(math.nan, math.nan)]
-            for ds, (eps, dlt), seed in itertools.product(datasets, list(privacy), seeds):
-                if dataset_task(ds) != spec.task:
-                    continue
-                runs.append(RunSpec(name, params, ds, eps, dlt, exp.get("tuning_mode", "fixed"), seed, split))
+            privacy = list(itertools.product(epsilons, deltas)) if spec.private else [(math.nan, math.nan)]
+            for mode in _modes(entry, exp.get("tuning_mode", "fixed"), spec):
+                settings = tuning_settings if mode == "tuned" else {}
+                for ds, (eps, dlt), seed in itertools.product(datasets, privacy, seeds):
+                    if dataset_task(ds) == spec.task:
+                        runs.append(RunSpec(name, params, ds, eps, dlt, mode, seed, split, settings))
     if not runs:
         raise ValueError("the experiment's algorithms and datasets have no task in common: nothing to run")
     return runs

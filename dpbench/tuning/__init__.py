@@ -1,0 +1,68 @@
+"""Tuning modes: how a run's hyperparameters are chosen.
+
+- `fixed`: the algorithm's fixed settings, i.e. its constructor defaults (each class docstring gives the
+  source of every value: paper 000 Table I for BoostedAdaSSP, the partners' own papers where they
+  recommend one) with the experiment entry's `params` on top.
+- `tuned`: paper 000's "non-privately tuned": an Optuna study per (algorithm, fixed params, dataset split,
+  epsilon, delta) over the registry's `tuning_space` (Table I's ranges; only what Table I tunes for that
+  algorithm), objective = the mean validation score over `tuning.seeds` fits on a random split of the
+  training part (never the test part).  The chosen setting is then fitted on the whole training part with
+  each run's seed and scored on the test part.  The selection looks at private data without charging it:
+  rows say `tuning_mode = tuned`, and figures label it "non-privately tuned".
+
+The study itself is `dpbench.tuning.study`; the settings are the config's `tuning:` section (`conf/tuning/`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+MODES = ("fixed", "tuned")
+MODE_LABELS = {"fixed": "Fixed", "tuned": "Non-privately tuned"}
+
+# the `tuning:` config section; each is a documented default (README, conf/tuning/default.yaml)
+DEFAULTS = {
+    "n_trials": 50,  # Optuna trials per study (paper 000 does not say how many it ran)
+    "seeds": 3,  # fits per trial, each with its own noise; the objective is their mean
+    "validation_fraction": 0.2,  # of the training part, held out for the objective
+    "batch_trials": 4,  # trials asked of the sampler at once and fitted as one batch (TPE's constant liar)
+    "metric": None,  # null: mse for regression, f1 for classification
+}
+
+
+def settings(tuning: Mapping | None) -> dict:
+    """The tuning settings with defaults filled in, checked (ValueError naming the key)."""
+    tuning = dict(tuning or {})
+    unknown = sorted(set(tuning) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"unknown tuning key(s) {unknown}; valid: {', '.join(DEFAULTS)}")
+    out = {**DEFAULTS, **{k: v for k, v in tuning.items() if v is not None}}
+    for key in ("n_trials", "seeds", "batch_trials"):
+        if isinstance(out[key], bool) or not isinstance(out[key], int) or out[key] < 1:
+            raise ValueError(f"tuning.{key} must be an integer >= 1, got {out[key]!r}")
+    if not isinstance(out["validation_fraction"], (int, float)) or not 0 < out["validation_fraction"] < 1:
+        raise ValueError(f"tuning.validation_fraction must be in (0, 1), got {out['validation_fraction']!r}")
+    if out["metric"] is not None:
+        from dpbench import metrics
+
+        if out["metric"] not in metrics.METRICS:
+            raise ValueError(f"tuning.metric={out['metric']!r} is not one of {', '.join(metrics.METRICS)}")
+    return out
+
+
+def suggest(trial, name: str, space: Mapping):
+    """One hyperparameter from a registry range (dpbench.algorithms.registry): float / int (log or not) or
+    categorical."""
+    kind = space["type"]
+    if kind == "float":
+        return trial.suggest_float(name, space["low"], space["high"], log=space.get("log", False))
+    if kind == "int":
+        return trial.suggest_int(name, space["low"], space["high"], log=space.get("log", False))
+    if kind == "categorical":
+        return trial.suggest_categorical(name, list(space["choices"]))
+    raise ValueError(f"unknown range type {kind!r} for {name}")
+
+
+def is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)

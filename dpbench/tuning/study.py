@@ -1,0 +1,138 @@
+"""One tuned-mode study: Optuna over an algorithm's tuning space on a validation split of a unit's training part.
+
+A study is keyed by (algorithm, fixed params, dataset, data seed, split, epsilon, delta, and the tuning
+settings other than n_trials), so the tuned runs of every seed share it, and raising `tuning.n_trials`
+extends a finished study instead of starting over; a run with n_trials = k selects among the study's first
+k finished trials.  Trials persist in an Optuna journal file (`<sweep>/tuning/<study key>.log`): an
+interrupted study resumes where it stopped, a finished one is reused.
+
+A trial fits `seeds` estimators (each its own noise) on the fit part and scores them on the validation part;
+the objective is their mean.  `batch_trials` trials are asked of the TPE sampler at once (constant liar) and
+all their fits go through the algorithms' batched path together.  A trial in which any fit raises is
+recorded as failed.  The sampler is seeded from the study key; a resumed study draws different (equally
+valid) trials from an uninterrupted one, because TPE's state is rebuilt from the stored trials.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from dpbench import algorithms, metrics, tuning
+from dpbench.algorithms.shared import SharedData
+from dpbench.runner.grid import RunSpec, stable_hash
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    params: dict  # the chosen hyperparameters (the tuned ones only)
+    validation_score: float
+    trials: int  # finished trials the choice was made among
+    error: str | None = None  # set when no trial succeeded
+
+
+def study_identity(run: RunSpec) -> dict:
+    identity = {k: v for k, v in run.identity.items() if k not in ("seed", "tuning", "tuning_mode")}
+    identity["data_seed"] = run.data_seed
+    identity["tuning"] = {k: v for k, v in run.tuning.items() if k != "n_trials"}
+    return identity
+
+
+def study_key(run: RunSpec) -> str:
+    return stable_hash(study_identity(run))
+
+
+def objective_metric(run: RunSpec, task: str) -> tuple[str, bool]:
+    """The validation column and whether lower is better."""
+    name = run.tuning.get("metric") or ("mse" if task == "regression" else "f1")
+    return f"test_{name}", metrics.METRICS[name].lower_is_better
+
+
+def validation_split(data, fraction: float, seed: int):
+    """The unit's training part cut into a fit part (as train) and a validation part (as test)."""
+    n = len(data.y_train)
+    order = np.random.default_rng(seed).permutation(n)
+    n_val = min(n - 1, max(1, round(fraction * n)))
+    fit, val = np.sort(order[n_val:]), np.sort(order[:n_val])
+    return dataclasses.replace(data, X_train=data.X_train[fit], y_train=data.y_train[fit],
+                               X_test=data.X_train[val], y_test=data.y_train[val])
+
+
+def _storage(path: Path):
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return JournalStorage(JournalFileBackend(str(path)))
+
+
+def _finished(study) -> list:
+    from optuna.trial import TrialState
+
+    done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL))
+    return sorted(done, key=lambda t: t.number)
+
+
+def _score_trials(run: RunSpec, data, param_sets: list[dict], seeds: int, column: str) -> list[float]:
+    """Mean validation score of each parameter set over `seeds` fits (NaN if any fit raises)."""
+    from dpbench.runner.execute import batch_groups, fit_group, make_estimator
+    from dpbench.runner.metrics import evaluate_many
+
+    shared = (SharedData(data.X_train, data.y_train), SharedData(data.X_test))
+    runs = [dataclasses.replace(run, params={**run.params, **p}, seed=s, tuning_mode="trial", tuning={}, tuned=None)
+            for p in param_sets for s in range(seeds)]
+    ests = [make_estimator(r, data) for r in runs]  # trial runs' seeds: keyed by their own identity
+    scores = np.full(len(ests), np.nan)
+    for group in batch_groups(ests):
+        members = [ests[i] for i in group]
+        try:
+            fit_group(members, data.X_train, data.y_train, shared[0])
+        except Exception:  # noqa: BLE001 - retry alone, so one failing setting does not fail the others
+            members = []
+            for i in group:
+                try:
+                    fit_group([ests[i]], data.X_train, data.y_train, shared[0])
+                    members.append(ests[i])
+                except Exception:  # noqa: BLE001 - a failed fit fails its trial
+                    pass
+        fitted = [i for i in group if ests[i] in members]
+        for i, m in zip(fitted, evaluate_many([ests[i] for i in fitted], data, *shared), strict=True):
+            scores[i] = m[column]
+    per_trial = scores.reshape(len(param_sets), seeds)
+    return [float(v.mean()) if np.isfinite(v).all() else math.nan for v in per_trial]
+
+
+def run_study(run: RunSpec, data, storage_dir: Path, stop: Callable[[], bool] = lambda: False) -> StudyResult:
+    """Run (or resume, or reuse) the study of `run` on its loaded unit `data`; returns the chosen setting."""
+    import optuna
+    from optuna.trial import TrialState
+
+    optuna.logging.set_verbosity(logging.WARNING)
+    cfg, spec, key = run.tuning, algorithms.get_spec(run.algorithm), study_key(run)
+    entropy = int(key, 16)
+    column, lower = objective_metric(run, data.task)
+    fit_data = validation_split(data, cfg["validation_fraction"], entropy % 2**32)
+    sampler = optuna.samplers.TPESampler(seed=entropy % 2**32, constant_liar=True)
+    study = optuna.create_study(study_name=key, storage=_storage(storage_dir / f"{key}.log"), sampler=sampler,
+                                direction="minimize" if lower else "maximize", load_if_exists=True)
+    while len(_finished(study)) < cfg["n_trials"] and not stop():
+        k = min(cfg["batch_trials"], cfg["n_trials"] - len(_finished(study)))
+        trials = [study.ask() for _ in range(k)]
+        param_sets = [{n: tuning.suggest(t, n, r) for n, r in spec.tuning_space.items()} for t in trials]
+        for trial, value in zip(trials, _score_trials(run, fit_data, param_sets, cfg["seeds"], column), strict=True):
+            if math.isfinite(value):
+                study.tell(trial, value)
+            else:
+                study.tell(trial, state=TrialState.FAIL)
+    considered = _finished(study)[: cfg["n_trials"]]
+    complete = [t for t in considered if t.state == TrialState.COMPLETE]
+    if not complete:
+        return StudyResult({}, math.nan, len(considered), error=f"no successful trial among {len(considered)}")
+    best = (min if lower else max)(complete, key=lambda t: t.value)
+    return StudyResult(dict(best.params), float(best.value), len(considered))
