@@ -38,6 +38,14 @@ from dpbench.privacy.histogram import n_groups, private_scale_estimate, random_g
 from dpbench.privacy.mechanisms import NOISE_CALIBRATIONS
 
 K_GAUSSIAN = math.sqrt(8 / 3)  # sub-Gaussian constant of N(0, 1): E exp(Z^2 / K^2) = 2
+
+
+def c2_smallest(alpha: float = 0.1, k: float = K_GAUSSIAN, a: float = 0.5) -> float:
+    """The smallest resilience constant C2 paper 004 Assumption 2 allows: 2 C2 K^2 log^(2a)(1/(2 alpha)) >= 1."""
+    return 1.0 / (2 * k**2 * math.log(1 / (2 * alpha)) ** (2 * a))
+
+
+C2_SMALLEST = c2_smallest()
 ROBUST_CONSTRAINTS = {**PRIVACY, **FIT_INTERCEPT, "n_rounds": COUNT, "learning_rate": POSITIVE, "c1": POSITIVE,
                       "alpha": [Interval(Real, 0, 1 / 3, closed="neither")], "failure_prob": FRACTION,
                       "noise_calibration": [StrOptions(set(NOISE_CALIBRATIONS))], "count_share": FRACTION}
@@ -62,7 +70,12 @@ class DPRobGDRegressor(DPLinearRegressor):
        left end of the modal bin.  Norm clip Theta = K sqrt(2 Gamma) log^a(max(n3~, 1)/zeta0).
        `trace` = a public value of Tr(Sigma) replaces this step (the paper's
        Sec. 5 used the true Tr(Sigma); only private if the value is
-       data-independent) and S1 is then empty.
+       data-independent) and S1 is then empty.  `norm_bound` = a public bound
+       on ||x_i|| replaces the formula for Theta (e.g. 1 for covariates
+       projected to the unit sphere, paper 004 Sec. 5: the analysis only needs
+       clip_Theta(x_i) = x_i for the clean points; Lemma J.3's
+       K sqrt(2 Gamma) log^a(n/zeta0) is ~9.5 there, which multiplies the
+       gradient noise by 9.5).
     2. For t = 0..T-1: gamma_t = Robust Private Distance Estimator (Alg. 2) on S2:
        squared residuals (y - w_t^T x)^2, per-group mean of the values below the
        group's (1 - 3 alpha)-quantile, stability histogram over bins
@@ -99,12 +112,21 @@ class DPRobGDRegressor(DPLinearRegressor):
 
     Constants (the paper leaves all but the data split open; our choices):
     - n_rounds T = 30 (Thm 3: T ~ kappa log ||w*||; Sec. 5's baseline rule 3 kappa log n at kappa=1, n ~ 1e4).
-    - learning_rate: eta = learning_rate / Gamma.  Thm 3 needs eta <= 1/(1.1 lambda_max(Sigma)); lambda_max
-      is unknown but <= Tr(Sigma) ~ Gamma, so the default 1/1.1 is the theorem's step with that bound.
+    - learning_rate: eta = learning_rate / lambda_max with `lambda_max` a public value of lambda_max(Sigma)
+      (paper 004 Sec. 5 knows Sigma), else eta = learning_rate / Gamma.  Thm 3 needs eta <= 1/(1.1 lambda_max);
+      the default 1/1.1 is the theorem's step.  Without `lambda_max`, Gamma ~ Tr(Sigma) >= lambda_max stands
+      for it, a step d times too small for isotropic covariates (lambda_max = Tr/d): at d = 10, kappa = 1 the
+      30 default rounds then shrink the start error only by 0.91^30 (issue 17: excess 1.0e-3 at n = 1e6;
+      T = 8 rounds of the theorem's step with Theta = 1 and C2_SMALLEST reach 6.5e-6, OLS 4.6e-6;
+      `dpbench.analyses.paper004`).
     - alpha = 0.1: corruption bound / target error rate (Assumption 2 needs alpha <= 1/10); must be < 1/3.
     - failure_prob zeta = 0.1 (zeta0 = zeta/3 per estimator, Alg. 1 line 2).
     - subweibull_k K = sqrt(8/3), subweibull_a a = 1/2: the sub-Gaussian (a = 1/2) constant of a standard
-      normal (E exp(Z^2/K^2) = 2).  c2 = 1: the resilience constant C2 of Lemma J.7.
+      normal (E exp(Z^2/K^2) = 2).  c2 = 1: the resilience constant C2 of Lemma J.7 (a universal constant the
+      paper never gives).  theta_t = 2 sqrt(2 gamma_t) sqrt(9 C2 K^2 log^(2a)(1/(2 alpha))) is then
+      17.6 sqrt(gamma_t).  Assumption 2 requires 2 C2 K^2 log^(2a)(1/(2 alpha_bar)) >= 1; its smallest C2,
+      1/(2 K^2 log^(2a)(1/(2 alpha))) (0.117 here; `C2_SMALLEST`), gives theta_t = 6 sqrt(gamma_t), what the
+      paper 004 analyses use.
     - c1 = 4: number of histogram groups, see `privacy.histogram.n_groups` (2 groups more than the paper's).
     - count_share = 0.05 of epsilon for the record count.
     - norm_fraction = 1/3 (Alg. 1's S1), gamma_fraction = 0.2 (Sec. 5; Alg. 1 has 1/3).  With these constants
@@ -125,6 +147,8 @@ class DPRobGDRegressor(DPLinearRegressor):
     _parameter_constraints = {**ROBUST_CONSTRAINTS, "subweibull_k": POSITIVE, "subweibull_a": POSITIVE,
                               "c2": POSITIVE, "norm_fraction": FRACTION, "gamma_fraction": FRACTION,
                               "trace": [None, Interval(Real, 0, np.inf, closed="neither")],
+                              "norm_bound": [None, Interval(Real, 0, np.inf, closed="neither")],
+                              "lambda_max": [None, Interval(Real, 0, np.inf, closed="neither")],
                               "best_iterate": ["boolean"]}
 
     def __init__(
@@ -142,6 +166,8 @@ class DPRobGDRegressor(DPLinearRegressor):
         norm_fraction=1 / 3,
         gamma_fraction=0.2,
         trace=None,
+        norm_bound=None,
+        lambda_max=None,
         best_iterate=False,
         noise_calibration="paper",
         count_share=0.05,
@@ -161,6 +187,8 @@ class DPRobGDRegressor(DPLinearRegressor):
         self.norm_fraction = norm_fraction
         self.gamma_fraction = gamma_fraction
         self.trace = trace
+        self.norm_bound = norm_bound
+        self.lambda_max = lambda_max
         self.best_iterate = best_iterate
         self.noise_calibration = noise_calibration
         self.count_share = count_share
@@ -199,8 +227,11 @@ class DPRobGDRegressor(DPLinearRegressor):
         if not gamma_norm:  # None (empty histogram) or the bin {0}: no scale to clip or step with
             self.fit_status_ = "norm_histogram_empty" if gamma_norm is None else "norm_estimate_zero"
             return np.zeros(d)
-        Theta = K * math.sqrt(2 * gamma_norm) * math.log(n3 / zeta0) ** a
-        eta = self.learning_rate / gamma_norm
+        if self.norm_bound is not None:
+            Theta = float(self.norm_bound)
+        else:
+            Theta = K * math.sqrt(2 * gamma_norm) * math.log(n3 / zeta0) ** a
+        eta = self.learning_rate / (gamma_norm if self.lambda_max is None else float(self.lambda_max))
         self.norm_threshold_, self.learning_rate_ = Theta, eta
         residual_factor = 2 * math.sqrt(2) * math.sqrt(9 * self.c2 * K**2 * math.log(1 / (2 * self.alpha)) ** (2 * a))
 

@@ -1,0 +1,291 @@
+"""Paper 004 (DP-ROBGD) Sec. 5 and App. K.1: excess error vs n, kappa and sigma; label corruption (Sec. 5.2).
+
+Data (Sec. 5.1): d = 10, w* uniform on the unit sphere, x ~ N(0, Sigma) with Sigma = diag(kappa, 1, ..., 1)
+projected to the unit sphere, z ~ U[-sigma, sigma], y = <x, w*> + z; a fraction `alpha` of the labels set
+to 1000 in the corruption figure.  Privacy (eps, delta) = (1, min(1e-6, n^-2)); App. K.1's eps = 0.1 is the
+analysis `paper004_fig1_eps0.1`.  Metric: the paper's ||w - w*||_S^2 with S = E[x x^T] of the covariates the
+algorithms see (the projected ones; Monte Carlo with 2e6 draws, fixed seed), not the Sigma before projection.
+
+Algorithms and their settings ("the hyperparameters recommended in their papers", Sec. 5), all public
+functions of the design, never of the drawn data:
+- DP-ROBGD (`robgd`, Sec. 5 changes): Gamma = the true Tr(S) = 1 (Sec. 5), so no S1; 20% of the rows for
+  gamma_t (Sec. 5); norm clip Theta = 1, the norm of every covariate (Alg. 1's Theta only has to leave the
+  clean x_i unclipped); step eta = 1/(1.1 lambda_max(S)) (Thm 3); C2 = the smallest value Assumption 2
+  allows (`robust_gd.C2_SMALLEST`: theta_t = 6 sqrt(gamma_t)); T = ceil(0.55 kappa_S log n) rounds, the
+  number after which Thm 3's contraction e^{-2T/(1.1 kappa_S)} has shrunk the start error below 1/n
+  (kappa_S = lambda_max/lambda_min of S; n the design's size, a public parameter of the experiment).
+  DP-ROBGD* = the same with `best_iterate`.  "DP-ROBGD (dpbench defaults)" in the n figure: the same with
+  dpbench's defaults (T = 30, eta = 1/(1.1 Tr), Theta from Lemma J.3, C2 = 1), the before of issue 17.
+- DP-AMBSSGD (`ambssgd`): Varshney et al.'s step 1/(2 lambda_max(S)) and T = ceil(3 kappa_S log n) (Sec. 5's
+  SGD rule), clip_scale 10 (Sec. 5 shrinks the theory's threshold "by a constant factor").
+- DP-SSP (`ssp`): x_bound = 1 (unit sphere), y_bound = 1 + sigma (|<x, w*>| <= 1, |z| <= sigma: the clean
+  label range, public).  The paper does not state DP-SSP's label bound; its corruption result (DP-SSP not
+  robust to labels of 1000) needs a bound at least the corrupted labels, i.e. max |y| of the data:
+  "DP-SSP (y_bound = max|y|, non-private)" in the corruption figure, labelled non-private.
+- OLS (non-private).  The paper's non-private tail-averaged SGD is not run.
+
+`smoke=True` runs n = 2e4-5e4 with 2 trials in seconds (no claim is checked on it).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpbench import algorithms
+from dpbench.algorithms.robust_gd import C2_SMALLEST
+from dpbench.analyses import analysis
+from dpbench.claims import Verdict, claim
+
+D = 10
+CORRUPT_LABEL = 1000.0
+# The grids run (5 trials each).  The paper's kappa and sigma sweeps use n = 1e7; this machine (2 shared cores)
+# runs them at n = 1e6 (a DP-ROBGD fit at 1e7 takes ~30 s, x 5 algorithms x 5 trials per cell).
+FULL = {"n": [10_000, 30_000, 100_000, 300_000, 1_000_000], "n_fixed": 1_000_000, "kappa": [1.0, 3.0, 10.0],
+        "sigma": [0.01, 0.1, 1.0, 3.0], "alpha": [0.0, 0.01, 0.03, 0.1], "trials": 5}
+SMOKE = {"n": [20_000, 50_000], "n_fixed": 50_000, "kappa": [1.0, 3.0], "sigma": [0.1, 1.0], "alpha": [0.0, 0.05],
+         "trials": 2}
+
+
+def draw(n: int, kappa: float = 1.0, sigma: float = 1.0, alpha: float = 0.0, seed: int = 0):
+    """(X, y, w*) of Sec. 5.1; the first round(alpha n) labels (random rows) set to 1000 (Sec. 5.2)."""
+    rng = np.random.default_rng(np.random.SeedSequence([4, seed, n, int(kappa * 1000), int(sigma * 1e4)]))
+    w = rng.normal(size=D)
+    w /= np.linalg.norm(w)
+    scale = np.ones(D)
+    scale[0] = math.sqrt(kappa)
+    X = rng.normal(size=(n, D)) * scale
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = X @ w + rng.uniform(-sigma, sigma, size=n)
+    if alpha:
+        y[rng.choice(n, int(round(alpha * n)), replace=False)] = CORRUPT_LABEL
+    return X, y, w
+
+
+_MOMENTS: dict[float, np.ndarray] = {}
+
+
+def second_moment(kappa: float) -> np.ndarray:
+    """S = E[x x^T] of the projected covariates (Monte Carlo, 2e6 draws, fixed seed; exact I/d at kappa = 1)."""
+    if kappa not in _MOMENTS:
+        if kappa == 1.0:
+            _MOMENTS[kappa] = np.eye(D) / D
+        else:
+            rng = np.random.default_rng(12345)
+            acc = np.zeros((D, D))
+            for _ in range(4):
+                X = rng.normal(size=(500_000, D))
+                X[:, 0] *= math.sqrt(kappa)
+                X /= np.linalg.norm(X, axis=1, keepdims=True)
+                acc += X.T @ X
+            _MOMENTS[kappa] = acc / 2_000_000
+    return _MOMENTS[kappa]
+
+
+def settings(n: int, kappa: float, sigma: float, epsilon: float, corruption: bool, extra: bool):
+    """[(label, registry name, params, private)] for one cell; params are public functions of the design."""
+    ev = np.linalg.eigvalsh(second_moment(kappa))
+    lam_max, kappa_s = float(ev[-1]), float(ev[-1] / ev[0])
+    delta = min(1e-6, n ** -2.0)
+    priv = {"epsilon": epsilon, "delta": delta}
+    robgd = {**priv, "trace": 1.0, "norm_bound": 1.0, "lambda_max": lam_max, "learning_rate": 1 / 1.1,
+             "c2": C2_SMALLEST, "n_rounds": math.ceil(0.55 * kappa_s * math.log(n))}
+    out = [("DP-ROBGD", "robgd", robgd, True),
+           ("DP-ROBGD*", "robgd", {**robgd, "best_iterate": True}, True),
+           ("DP-AMBSSGD", "ambssgd", {**priv, "learning_rate": 1 / (2 * lam_max),
+                                      "n_rounds": math.ceil(3 * kappa_s * math.log(n))}, True),
+           ("DP-SSP", "ssp", {**priv, "x_bound": 1.0, "y_bound": 1.0 + sigma}, True),
+           ("OLS (non-private)", "ols", {}, False)]
+    if corruption:
+        out.insert(4, ("DP-SSP (y_bound = max|y|, non-private)", "ssp", {**priv, "x_bound": 1.0, "y_bound": None},
+                       False))
+    if extra:
+        out.insert(1, ("DP-ROBGD (dpbench defaults)", "robgd", {**priv, "trace": 1.0}, True))
+    return out
+
+
+def run_cell(n, kappa, sigma, alpha, epsilon, trials, corruption=False, extra=False) -> list[dict]:
+    S = second_moment(kappa)
+    rows = []
+    for seed in range(trials):
+        X, y, w = draw(n, kappa, sigma, alpha, seed)
+        for label, name, params, private in settings(n, kappa, sigma, epsilon, corruption, extra):
+            params = dict(params)
+            if name == "ssp" and params["y_bound"] is None:
+                params["y_bound"] = float(np.abs(y).max())  # data-dependent: non-private
+            start = time.perf_counter()
+            est = algorithms.make(name, random_state=seed, **params).fit(X, y)
+            seconds = time.perf_counter() - start
+            e = est.coef_ - w
+            rows.append({"n": n, "kappa": kappa, "sigma": sigma, "alpha": alpha, "epsilon": epsilon,
+                         "delta": params.get("delta", np.nan), "seed": seed, "algorithm": label, "registry": name,
+                         "private": private, "excess_error": float(e @ S @ e),
+                         "status": getattr(est, "fit_status_", "ok"), "n_rounds": params.get("n_rounds", np.nan),
+                         "fit_seconds": seconds})
+    return rows
+
+
+def run_all(grid: dict, epsilon: float, corruption: bool) -> pd.DataFrame:
+    """Every cell once (a cell shared by two sweeps, e.g. n_fixed, kappa = sigma = 1, is fitted once)."""
+    cells: dict[tuple, list[str]] = {}
+    if not corruption:
+        for n in grid["n"]:
+            cells.setdefault((n, 1.0, 1.0, 0.0), []).append("n")
+        for k in grid["kappa"]:
+            cells.setdefault((grid["n_fixed"], k, 1.0, 0.0), []).append("kappa")
+        for s in grid["sigma"]:
+            cells.setdefault((grid["n_fixed"], 1.0, s, 0.0), []).append("sigma")
+    else:
+        for a in grid["alpha"]:
+            cells.setdefault((grid["n_fixed"], 1.0, 1.0, a), []).append("alpha")
+    frames = []
+    for (n, k, s, a), sweeps in cells.items():
+        rows = run_cell(n, k, s, a, epsilon, grid["trials"], corruption, extra="n" in sweeps)
+        for sweep in sweeps:
+            frames.append(pd.DataFrame(rows).assign(sweep=sweep))
+        print(f"  cell n={n} kappa={k} sigma={s} alpha={a}: {len(rows)} fits", flush=True)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _summary(df: pd.DataFrame, x: str) -> pd.DataFrame:
+    return df.groupby(["algorithm", x])["excess_error"].agg(["mean", "std", "count"]).reset_index()
+
+
+def _figure(df: pd.DataFrame, panels: list[tuple[str, str]], title: str):
+    from dpbench.plots.common import plt
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False)
+    labels = list(dict.fromkeys(df["algorithm"]))
+    colors = {lab: plt.get_cmap("tab10")(i) for i, lab in enumerate(labels)}
+    for ax, (sweep, x) in zip(axes[0], panels, strict=True):
+        part = df[df["sweep"] == sweep]
+        for lab in labels:
+            runs = part[part["algorithm"] == lab]
+            if runs.empty:
+                continue
+            summ = runs.groupby(x)["excess_error"].mean()
+            style = "--" if not runs["private"].iloc[0] else "-"
+            ax.plot(summ.index, summ.values, style, marker="o", ms=4, color=colors[lab], label=lab)
+            failed = runs[runs["status"] != "ok"].groupby(x)["excess_error"].mean()
+            if len(failed):
+                ax.scatter(failed.index, failed.values, marker="X", s=60, color="crimson", zorder=5)
+        ax.set_xscale("symlog", linthresh=0.01) if x == "alpha" else ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel({"n": "n", "kappa": "kappa (Sigma[0,0])", "sigma": "sigma (noise U[-sigma, sigma])",
+                       "alpha": "fraction of labels set to 1000"}[x])
+        ax.set_ylabel("||w - w*||_S^2 (mean of trials)")
+        ax.grid(alpha=0.3, which="both")
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=min(4, len(names)), bbox_to_anchor=(0.5, -0.12),
+               fontsize=8, title="red X: a trial's histogram came back empty (zero model or stalled steps)",
+               title_fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _run_fig1(out: Path, smoke: bool, epsilon: float, name: str) -> list[Path]:
+    from dpbench.plots.common import save
+
+    grid = SMOKE if smoke else FULL
+    df = run_all(grid, epsilon, corruption=False)
+    table = out / f"{name}.parquet"
+    df.to_parquet(table)
+    fixed = grid["n_fixed"]
+    fig = _figure(df, [("n", "n"), ("kappa", "kappa"), ("sigma", "sigma")],
+                  f"paper 004 Fig. {'1' if epsilon == 1 else '2'}: d = 10, eps = {epsilon:g}, "
+                  f"delta = min(1e-6, n^-2); kappa = sigma = 1 in the n panel, n = {fixed:.0e} in the kappa "
+                  f"(sigma = 1) and sigma (kappa = 1) panels (paper: 1e7); {grid['trials']} trials")
+    return [table, save(fig, out / f"{name}.png")]
+
+
+@analysis("paper004_fig1", "paper 004 Fig. 1: excess error vs n, kappa, sigma at eps = 1 (DP-ROBGD, DP-ROBGD*, "
+                           "DP-AMBSSGD, DP-SSP, OLS)")
+def fig1(out: Path, smoke: bool = False) -> list[Path]:
+    return _run_fig1(out, smoke, 1.0, "paper004_fig1")
+
+
+@analysis("paper004_fig1_eps0.1", "paper 004 App. K.1 Fig. 2: paper004_fig1 at eps = 0.1")
+def fig1_eps01(out: Path, smoke: bool = False) -> list[Path]:
+    return _run_fig1(out, smoke, 0.1, "paper004_fig1_eps0.1")
+
+
+@analysis("paper004_corruption", "paper 004 Sec. 5.2: excess error vs the fraction of labels set to 1000")
+def corruption(out: Path, smoke: bool = False) -> list[Path]:
+    from dpbench.plots.common import save
+
+    grid = SMOKE if smoke else FULL
+    df = run_all(grid, 1.0, corruption=True)
+    table = out / "paper004_corruption.parquet"
+    df.to_parquet(table)
+    fig = _figure(df, [("alpha", "alpha")], f"paper 004 Sec. 5.2: n = {grid['n_fixed']:.0e}, kappa = sigma = 1, "
+                                            f"eps = 1; {grid['trials']} trials")
+    return [table, save(fig, out / "paper004_corruption.png")]
+
+
+# ---- claims ---------------------------------------------------------------------------------------------------
+
+def _cell_means(df: pd.DataFrame) -> pd.DataFrame:
+    """mean excess error per (sweep cell, algorithm), one column per algorithm."""
+    key = ["sweep", "n", "kappa", "sigma", "alpha"]
+    return df.groupby([*key, "algorithm"])["excess_error"].mean().unstack("algorithm")
+
+
+def _fig1_robgd_vs_ambssgd(load, name):
+    m = _cell_means(load(name)).drop_duplicates()
+    wins = (m["DP-ROBGD"] < m["DP-AMBSSGD"])
+    frac = wins.mean()
+    lost = [f"{s} n={n:g} k={k:g} s={sg:g}" for (s, n, k, sg, _), w in wins.items() if not w]
+    return Verdict(bool(frac >= 0.8), f"DP-ROBGD below DP-AMBSSGD in {wins.sum()} of {len(wins)} cells "
+                                      f"({frac:.0%}); not in: {', '.join(lost) or 'none'}")
+
+
+def _fig1_ssp(load, name):
+    m = _cell_means(load(name))
+    sig = m.xs("sigma", level="sweep")
+    low = sig.index.get_level_values("sigma").min()
+    at_low = sig[sig.index.get_level_values("sigma") == low].iloc[0]
+    poor_low = bool(at_low["DP-SSP"] > at_low["DP-ROBGD"])
+    rest = m.drop_duplicates()
+    rest = rest[rest.index.get_level_values("sigma") > low]
+    ratio = (rest["DP-ROBGD"] / rest["DP-SSP"]).replace([np.inf], np.nan).dropna()
+    slightly = bool(((ratio >= 1) & (ratio <= 10)).mean() >= 0.8)
+    return Verdict(poor_low and slightly,
+                   f"sigma = {low:g}: DP-SSP {at_low['DP-SSP']:.2g} vs DP-ROBGD {at_low['DP-ROBGD']:.2g}; other "
+                   f"cells: DP-ROBGD / DP-SSP from {ratio.min():.2g} to {ratio.max():.2g} (median "
+                   f"{ratio.median():.2g}), within [1, 10] in {((ratio >= 1) & (ratio <= 10)).mean():.0%}")
+
+
+@claim("paper004_fig1", "004", "DP-ROBGD outperforms DP-AMBSSGD in almost all the settings (Fig. 1, eps = 1).")
+def claim_robgd_beats_ambssgd(load):
+    return _fig1_robgd_vs_ambssgd(load, "paper004_fig1")
+
+
+@claim("paper004_fig1", "004", "DP-SSP has poor performance when sigma is low, but performs slightly better than "
+                               "DP-ROBGD in other settings (Fig. 1).")
+def claim_ssp_slightly_better(load):
+    return _fig1_ssp(load, "paper004_fig1")
+
+
+@claim("paper004_fig1_eps0.1", "004", "At eps = 0.1 the observations are similar: DP-SSP poor when sigma is small, "
+                                      "better than DP-ROBGD otherwise (App. K.1, Fig. 2).")
+def claim_eps01(load):
+    return _fig1_ssp(load, "paper004_fig1_eps0.1")
+
+
+@claim("paper004_corruption", "004", "With a fraction of labels set to 1000, none of the baselines is robust while "
+                                     "DP-ROBGD handles the corruptions well (Sec. 5.2).")
+def claim_only_robgd_robust(load):
+    df = load("paper004_corruption")
+    m = df.groupby(["alpha", "algorithm"])["excess_error"].mean().unstack("algorithm")
+    clean, worst = m.loc[m.index.min()], m.loc[m.index.max()]
+    robgd_ok = bool(worst["DP-ROBGD"] <= 10 * clean["DP-ROBGD"])
+    baselines = [c for c in m.columns if not c.startswith("DP-ROBGD")]
+    robust = [c for c in baselines if worst[c] <= 10 * clean[c]]
+    text = (f"alpha = {m.index.max():g} vs 0: " + "; ".join(f"{c} {clean[c]:.2g} -> {worst[c]:.2g}" for c in m.columns)
+            + f". Robust (error grows < 10x): {', '.join(c for c in m.columns if worst[c] <= 10 * clean[c]) or 'none'}")
+    return Verdict(robgd_ok and not robust, text)

@@ -1,0 +1,118 @@
+"""Papers 003 (TukeyEM) and 004 (DP-ROBGD): the Sec. 5 settings of DP-ROBGD, the analyses (smoke) and their claims."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpbench import analyses, claims
+from dpbench.algorithms.robust_gd import C2_SMALLEST, DPRobGDRegressor, c2_smallest
+from dpbench.analyses import paper003, paper004
+from dpbench.privacy.composition import spent_by
+
+
+def test_c2_smallest_is_assumption_2_boundary():
+    k, a, alpha = math.sqrt(8 / 3), 0.5, 0.1
+    assert 2 * C2_SMALLEST * k**2 * math.log(1 / (2 * alpha)) ** (2 * a) == pytest.approx(1.0)
+    assert c2_smallest(0.05) < C2_SMALLEST  # a smaller alpha_bar allows a smaller C2
+
+
+def test_robgd_public_norm_bound_and_lambda_max_spend_exactly_the_budget():
+    X, y, _ = paper004.draw(40_000, seed=1)
+    est = DPRobGDRegressor(epsilon=1.0, delta=1e-8, n_rounds=4, trace=1.0, norm_bound=1.0, lambda_max=0.1,
+                           c2=C2_SMALLEST, random_state=0).fit(X, y)
+    assert est.norm_threshold_ == 1.0
+    assert est.learning_rate_ == pytest.approx((1 / 1.1) / 0.1)
+    eps, delta = spent_by(est.privacy_ledger_, 1e-8)
+    assert eps == pytest.approx(1.0, rel=1e-9) and delta == pytest.approx(1e-8, rel=1e-6)
+    # the gradient noise is calibrated to Theta * theta_t with Theta = norm_bound
+    grads = [e for e in est.privacy_ledger_.entries if "gradient" in e.name]
+    assert [g.sensitivity for g in grads] == pytest.approx([1.0 * t for t in est.clip_thresholds_])
+
+
+def test_sec5_settings_beat_the_theory_constants():
+    """Issue 17: the theorem's step with the Sec. 5 clip bound vs dpbench's defaults, n = 3e5, kappa = 1.
+
+    Measured (3 seeds): defaults ~3e-3 (bias (1 - 0.091)^60 x 0.1 plus noise), Sec. 5 settings ~1e-5.  The
+    excess error of the defaults is at least their bias 0.1 x 0.909^60 = 3.3e-4; asking the Sec. 5 settings
+    for < 1e-4 fails if either the step or the clip bound regresses.
+    """
+    errs_new, errs_old = [], []
+    S = paper004.second_moment(1.0)
+    for seed in range(3):
+        X, y, w = paper004.draw(300_000, seed=seed)
+        (_, _, p, _), = [s for s in paper004.settings(300_000, 1.0, 1.0, 1.0, False, False) if s[0] == "DP-ROBGD"]
+        new = DPRobGDRegressor(random_state=seed, **p).fit(X, y)
+        old = DPRobGDRegressor(epsilon=1.0, delta=p["delta"], trace=1.0, random_state=seed).fit(X, y)
+        assert new.fit_status_ == "ok"
+        errs_new.append((new.coef_ - w) @ S @ (new.coef_ - w))
+        errs_old.append((old.coef_ - w) @ S @ (old.coef_ - w))
+    assert np.mean(errs_new) < 1e-4
+    assert np.mean(errs_old) > 3.3e-4
+
+
+def test_paper004_data():
+    X, y, w = paper004.draw(5_000, kappa=4.0, sigma=0.5, alpha=0.1, seed=3)
+    assert np.allclose(np.linalg.norm(X, axis=1), 1.0) and np.isclose(np.linalg.norm(w), 1.0)
+    assert (y == paper004.CORRUPT_LABEL).sum() == 500
+    clean = y != paper004.CORRUPT_LABEL
+    assert np.abs(y[clean] - X[clean] @ w).max() <= 0.5
+    assert np.trace(paper004.second_moment(4.0)) == pytest.approx(1.0)
+
+
+def test_choose_m_is_the_smallest_m_passing_every_trial():
+    sweep = pd.DataFrame({"m": [250, 250, 500, 500, 750, 750], "ptr_passed": [True, False, True, True, True, True]})
+    assert paper003.choose_m(sweep) == (500, True)
+    assert paper003.choose_m(sweep.assign(ptr_passed=[False, False, True, False, False, False])) == (500, False)
+
+
+def test_claims_registered():
+    texts = {c.paper: [] for c in claims.claims()}
+    for c in claims.claims():
+        texts[c.paper].append(c.figure)
+    assert {"paper004_fig1", "paper004_fig1_eps0.1", "paper004_corruption"} <= set(texts["004"])
+    assert texts["003"].count("paper003") >= 5
+
+
+ALGS = ("DP-ROBGD", "DP-AMBSSGD", "DP-SSP")
+
+
+def _fig1_frame(cells):
+    """cells: {(sweep, value): (DP-ROBGD, DP-AMBSSGD, DP-SSP) mean errors} -> a paper004_fig1-like frame."""
+    rows = []
+    for (sweep, v), errs in cells.items():
+        cell = {"n": 1e5, "kappa": 1.0, "sigma": 1.0, "alpha": 0.0, sweep: v, "sweep": sweep}
+        rows += [{**cell, "algorithm": a, "excess_error": e} for a, e in zip(ALGS, errs, strict=True)]
+    return pd.DataFrame(rows)
+
+
+def test_paper004_claims_can_fail():
+    good = _fig1_frame({("n", 1e4): (2e-3, 1e-2, 1e-3), ("n", 1e5): (1e-5, 1e-3, 5e-6),
+                        ("sigma", 0.01): (1e-6, 1e-3, 5e-5), ("sigma", 1.0): (1e-5, 1e-3, 5e-6)})
+    assert paper004.claim_robgd_beats_ambssgd(lambda name: good).holds is True
+    assert paper004.claim_ssp_slightly_better(lambda name: good).holds is True
+    bad = _fig1_frame({("n", 1e4): (2e-2, 1e-3, 1e-3), ("n", 1e5): (1e-2, 1e-3, 5e-6),
+                       ("sigma", 0.01): (1e-6, 1e-3, 5e-7), ("sigma", 1.0): (1e-5, 1e-3, 5e-6)})
+    assert paper004.claim_robgd_beats_ambssgd(lambda name: bad).holds is False
+    assert paper004.claim_ssp_slightly_better(lambda name: bad).holds is False  # SSP fine at sigma 0.01
+    corrupt = pd.DataFrame([{"alpha": a, "algorithm": alg, "excess_error": e} for a, errs in
+                            ((0.0, (1e-5, 1e-3, 5e-6)), (0.1, (2e-5, 1e-1, 5e-1)))
+                            for alg, e in zip(ALGS, errs, strict=True)])
+    assert paper004.claim_only_robgd_robust(lambda name: corrupt).holds is True
+    corrupt.loc[(corrupt["alpha"] == 0.1) & (corrupt["algorithm"] == "DP-SSP"), "excess_error"] = 6e-6
+    assert paper004.claim_only_robgd_robust(lambda name: corrupt).holds is False
+
+
+@pytest.mark.parametrize("name", ["paper004_fig1", "paper004_corruption", "paper003"])
+def test_analysis_smoke(tmp_path, name):
+    written = analyses.get(name).run(tmp_path, smoke=True)
+    assert all(p.exists() for p in written) and any(p.suffix == ".png" for p in written)
+    assert any(p.with_suffix(".pdf").exists() for p in written if p.suffix == ".png")
+    df = pd.read_parquet(next(p for p in written if p.suffix == ".parquet"))
+    assert len(df)
+    for c in claims.claims(name):  # every claim's check runs on the smoke results (verdicts not asserted)
+        verdict = c.check(lambda _n, df=df: df)
+        assert verdict.holds in (True, False, None) and verdict.measured
