@@ -46,5 +46,16 @@ data-list: install
 audit: install
 	$(PY) -m dpbench audit --full $(AUDIT_ARGS)
 
+# papers 003 (TukeyEM: R^2 table, PTR distance / R^2 / runtime vs m; ~15 min on 2 cores) and 004 (DP-ROBGD:
+# Fig. 1 vs n, kappa, sigma at eps 1 and App. K.1's eps 0.1, label corruption; ~25 min): results/<analysis>/
+.PHONY: reproduce-paper003 reproduce-paper004
+reproduce-paper003: install
+	$(PY) -m dpbench analysis paper003
+
+reproduce-paper004: install
+	$(PY) -m dpbench analysis paper004_fig1
+	$(PY) -m dpbench analysis paper004_corruption
+	$(PY) -m dpbench analysis paper004_fig1_eps0.1
+
 clean:
 	rm -rf results/quickstart results/zoo .pytest_cache
