@@ -74,6 +74,7 @@ def test_readme_command(env, args, workdir, monkeypatch, capsys):
 def test_makefile_command_dry(env, args, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     args = args + ["--dry-run"] if args[0] in ("sweep", "audit") else args
+    args = args + ["--smoke"] if args[0] == "analysis" and "--smoke" not in args else args  # seconds, not minutes
     assert main(args) == 0, capsys.readouterr().err
     assert capsys.readouterr().out.strip()
 
