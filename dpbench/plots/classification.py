@@ -1,0 +1,192 @@
+"""Paper 001's classification figures (Rho et al.): scores against epsilon, against rounds, the effect of boosting.
+
+Kinds (each a `plot.kind`; `python -m dpbench analysis paper001_figures` draws them all from results/paper001):
+
+- `clf_vs_epsilon` (Figs 2, 7): a metric against epsilon at `n_rounds`, a panel for the mean over datasets and
+  one per dataset; a line per method (BoostedAdaSSP per loss, DP-EBM, DP-XGBoost), the mean over seeds.
+- `clf_vs_rounds` (Figs 3, 8): a metric against rounds, a panel per privacy level (mean over datasets).
+- `boosting_effect` (Figs 4, 9, 10): BoostedAdaSSP's mean test F1 after R rounds over its mean after 1 round,
+  against epsilon, a panel per dataset, a line per R in {10, 100, 1000}, for one `loss`.
+- `dpebm_leaves` (Fig. 5): DP-EBM's metric against epsilon, a line per max_leaves; a (rounds, epsilon) where
+  every run failed is a gap in the line and a red cross on the axis (the paper's missing dots).
+- `nonprivate_rounds` (Fig. 6): the non-private boosted linear models' metric against rounds, a panel per dataset.
+
+Averages over datasets use only the (method, epsilon, rounds) present on every dataset shown.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dpbench.plots import common, figure
+
+ROUNDS_METHODS = ("boosted_adassp_clf", "dp_ebm_clf", "dp_xgboost")
+
+
+def method_of(df: pd.DataFrame) -> pd.Series:
+    """The name of a row's method: the algorithm's label, with the loss for BoostedAdaSSP / boosted linear."""
+    label = df["algorithm"].map(common.algorithm_label)
+    if "param_loss" in df:
+        loss = df["param_loss"].where(df["param_loss"].notna() & df["algorithm"].str.contains("boosted"))
+        label = label.where(loss.isna(), label + " (" + loss.fillna("") + ")")
+    return label
+
+
+def _ok(df: pd.DataFrame) -> pd.DataFrame:
+    ok = df[df["status"] == "ok"].copy()
+    ok["method"] = method_of(ok)
+    return ok
+
+
+def _colors(methods) -> dict:
+    cmap = {"squared": "tab:green", "logistic": "tab:blue", "hinge": "tab:purple"}
+    out = {}
+    for m in sorted(methods):
+        loss = next((k for k in cmap if f"({k})" in m), None)
+        out[m] = cmap[loss] if loss else ("tab:red" if "EBM" in m else "tab:orange" if "XGB" in m else "tab:gray")
+    return out
+
+
+def _legend(fig, axes) -> None:
+    handles = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, h)
+    fig.legend(list(handles.values()), list(handles), loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=8,
+               frameon=False)
+
+
+def _dataset_mean(g: pd.DataFrame, metric: str, keys: list[str], datasets: list[str]) -> pd.Series:
+    """Mean over seeds per dataset, then over datasets where every dataset has the cell."""
+    per = g.groupby(keys + ["dataset"])[metric].mean().unstack("dataset")
+    return per.reindex(columns=datasets).dropna().mean(axis=1)
+
+
+@figure("clf_vs_epsilon")
+def clf_vs_epsilon(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n_rounds: int = 100):
+    ok = _ok(df)
+    ok = ok[ok["param_n_rounds"] == n_rounds] if "param_n_rounds" in ok else ok.iloc[:0]
+    ok = ok[ok["algorithm"].isin(ROUNDS_METHODS)]
+    datasets = sorted(ok["dataset"].unique())
+    fig, axes = common.panels(len(datasets) + 1, sharex=True, sharey=True)
+    colors = _colors(ok["method"].unique())
+    for ax, name in zip(axes, ["average"] + datasets, strict=True):
+        for method, g in ok.groupby("method"):
+            line = (_dataset_mean(g, metric, ["epsilon"], datasets) if name == "average"
+                    else g[g["dataset"] == name].groupby("epsilon")[metric].mean())
+            if len(line):
+                ax.plot(line, marker="o", ms=4, lw=1.5, color=colors[method], label=method)
+        ax.set_xscale("log")
+        ax.set_xlabel(r"$\varepsilon$")
+        ax.set_ylabel(common.metric_label(metric))
+        ax.set_title("mean over datasets" if name == "average" else common.dataset_title(name), fontsize=9)
+        common.grid(ax)
+    _legend(fig, axes)
+    fig.suptitle(f"{title}  {common.metric_label(metric)} vs epsilon, {n_rounds} rounds "
+                 f"(mean over {ok['seed'].nunique()} seeds)".strip(), fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+@figure("clf_vs_rounds")
+def clf_vs_rounds(df: pd.DataFrame, title: str = "", metric: str = "test_f1",
+                  epsilons: tuple = (0.01, 0.1, 1.0, 10.0)):
+    ok = _ok(df)
+    ok = ok[ok["algorithm"].isin(ROUNDS_METHODS)]
+    datasets = sorted(ok["dataset"].unique())
+    fig, axes = common.panels(len(epsilons), ncols=len(epsilons), sharex=True, sharey=True)
+    colors = _colors(ok["method"].unique())
+    for ax, eps in zip(axes, epsilons, strict=True):
+        sub = ok[np.isclose(ok["epsilon"], eps)]
+        for method, g in sub.groupby("method"):
+            line = _dataset_mean(g, metric, ["param_n_rounds"], datasets)
+            if len(line):
+                ax.plot(line, marker="o", ms=4, lw=1.5, color=colors[method], label=method)
+        ax.set_xscale("log")
+        ax.set_xlabel("rounds")
+        ax.set_ylabel(common.metric_label(metric))
+        ax.set_title(rf"$\varepsilon$ = {eps:g}", fontsize=9)
+        common.grid(ax)
+    _legend(fig, axes)
+    fig.suptitle(f"{title}  {common.metric_label(metric)} vs rounds (mean over {', '.join(datasets)})".strip(),
+                 fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def boosting_ratio(df: pd.DataFrame, loss: str = "squared", metric: str = "test_f1") -> pd.DataFrame:
+    """BoostedAdaSSP's mean metric after R rounds over its mean after 1 round, per (dataset, epsilon, R)."""
+    ok = _ok(df)
+    ok = ok[(ok["algorithm"] == "boosted_adassp_clf") & (ok["param_loss"] == loss)]
+    mean = ok.groupby(["dataset", "epsilon", "param_n_rounds"])[metric].mean().unstack("param_n_rounds")
+    if 1 not in mean:
+        return pd.DataFrame()
+    ratio = mean.drop(columns=1).div(mean[1], axis=0)
+    return ratio.stack().rename("ratio").reset_index().rename(columns={"param_n_rounds": "rounds"})
+
+
+@figure("boosting_effect")
+def boosting_effect(df: pd.DataFrame, title: str = "", loss: str = "squared", metric: str = "test_f1"):
+    ratio = boosting_ratio(df, loss, metric)
+    datasets = sorted(ratio["dataset"].unique()) if len(ratio) else []
+    fig, axes = common.panels(max(len(datasets), 1), sharex=True)
+    for ax, name in zip(axes, datasets, strict=False):
+        for r, g in ratio[ratio["dataset"] == name].groupby("rounds"):
+            ax.plot(g["epsilon"], g["ratio"], marker="o", ms=4, lw=1.5, label=f"{r} rounds / 1 round")
+        ax.axhline(1.0, color="k", lw=0.8, ls=":")
+        ax.set_xscale("log")
+        ax.set_xlabel(r"$\varepsilon$")
+        ax.set_ylabel(f"{common.metric_label(metric)} ratio")
+        ax.set_title(common.dataset_title(name), fontsize=9)
+        common.grid(ax)
+    _legend(fig, axes)
+    fig.suptitle(f"{title}  effect of boosting, BoostedAdaSSP ({loss} loss)".strip(), fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+@figure("dpebm_leaves")
+def dpebm_leaves(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n_rounds: int = 100):
+    runs = df[(df["algorithm"] == "dp_ebm_clf") & (df.get("param_n_rounds") == n_rounds)]
+    datasets = sorted(runs["dataset"].unique())
+    fig, axes = common.panels(max(len(datasets), 1), sharex=True, sharey=True)
+    for ax, name in zip(axes, datasets, strict=False):
+        sub = runs[runs["dataset"] == name]
+        for (leaves, g), color in zip(sub.groupby("param_max_leaves"), ["tab:olive", "tab:cyan", "tab:red", "k"],
+                                      strict=False):
+            cells = g.groupby("epsilon")
+            mean = cells.apply(lambda c: c.loc[c["status"] == "ok", metric].mean(), include_groups=False)
+            ax.plot(mean.index, mean.values, marker="o", ms=4, lw=1.5, color=color, label=f"max_leaves {leaves:g}")
+            missing = mean.index[mean.isna()]
+            ax.scatter(missing, np.zeros(len(missing)), **{**common.FAILED, "color": color})
+        ax.set_xscale("log")
+        ax.set_xlabel(r"$\varepsilon$")
+        ax.set_ylabel(common.metric_label(metric))
+        ax.set_title(common.dataset_title(name), fontsize=9)
+        common.grid(ax)
+    _legend(fig, axes)
+    fig.suptitle(f"{title}  DP-EBM by max leaves, {n_rounds} rounds (x at 0: every run failed)".strip(), fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+@figure("nonprivate_rounds")
+def nonprivate_rounds(df: pd.DataFrame, title: str = "", metric: str = "test_f1"):
+    ok = _ok(df)
+    ok = ok[ok["algorithm"] == "boosted_linear_clf"]
+    datasets = sorted(ok["dataset"].unique())
+    fig, axes = common.panels(max(len(datasets), 1), sharex=True)
+    colors = _colors(ok["method"].unique())
+    for ax, name in zip(axes, datasets, strict=False):
+        for method, g in ok[ok["dataset"] == name].groupby("method"):
+            ax.plot(g.groupby("param_n_rounds")[metric].mean(), marker="o", ms=4, color=colors[method], label=method)
+        ax.set_xscale("log")
+        ax.set_xlabel("rounds")
+        ax.set_ylabel(common.metric_label(metric))
+        ax.set_title(common.dataset_title(name), fontsize=9)
+        common.grid(ax)
+    _legend(fig, axes)
+    fig.suptitle(f"{title}  non-private boosted linear models, test set".strip(), fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,61 @@
+"""Paper 001 (classification): the smoke sweep, the analyses (smoke), the figures and the claims' checks."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from dpbench import claims, results
+from dpbench.__main__ import main
+from dpbench.data import catalog
+from dpbench.plots.classification import boosting_ratio, method_of
+
+needs_mirror = pytest.mark.skipif(catalog.resolve_data_dir(None) is None, reason="no data mirror beside the repo")
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    out = tmp_path_factory.mktemp("paper001")
+    assert main(["sweep", "experiment=smoke/paper001", f"results_dir={out}", "runner.progress=false"]) == 0
+    for name in ("paper001_figures", "clf_fig1", "clf_timing"):
+        assert main(["analysis", name, "--smoke", "--results-dir", str(out)]) == 0
+    return out
+
+
+@needs_mirror
+def test_smoke_runs_every_method_and_draws_every_figure(smoke):
+    df = results.load(smoke / "paper001_smoke")
+    assert (df["status"] == "ok").all(), df[["algorithm", "status", "error"]]
+    assert set(df["algorithm"]) == {"boosted_adassp_clf", "dp_ebm_clf", "dp_xgboost", "boosted_linear_clf"}
+    spent = df[df["private"]]
+    assert (spent["spent_epsilon"] <= spent["epsilon"] * (1 + 1e-9)).all()
+    figs = {p.stem for p in (smoke / "paper001_figures").glob("*.png")}
+    assert {"fig2_f1_vs_epsilon", "fig3_f1_vs_rounds", "fig4_boosting_effect_squared", "fig6_nonprivate_f1"} <= figs
+    assert all((smoke / "paper001_figures" / f"{f}.pdf").exists() for f in figs)
+    assert (smoke / "clf_fig1" / "clf_fig1.png").exists()
+
+
+@needs_mirror
+def test_claims_measure_the_smoke_results(smoke):
+    def load(name):
+        name = "paper001_smoke" if name == "paper001" else name
+        path = smoke / name
+        return results.load(path) if (path / "parts").exists() else pd.read_parquet(path / f"{name}.parquet")
+
+    checked = [c for c in claims.claims() if c.paper == "001"]
+    assert len(checked) >= 6
+    for c in checked:
+        v = c.check(load)
+        assert v.holds in (True, False, None) and v.measured, (c.text, v)
+    timing = next(c for c in checked if c.figure == "clf_timing").check(load)
+    assert timing.holds is None  # the smoke timing has 20 rounds, not the paper's 1000
+
+
+def test_boosting_ratio_and_method_names():
+    df = pd.DataFrame({"algorithm": ["boosted_adassp_clf"] * 4 + ["dp_xgboost"], "status": "ok",
+                       "param_loss": ["squared"] * 4 + [None], "param_n_rounds": [1, 10, 1, 10, 10],
+                       "dataset": "d", "epsilon": [1.0, 1.0, 2.0, 2.0, 1.0], "seed": 0,
+                       "test_f1": [0.5, 0.6, 0.8, 0.8, 0.1]})
+    assert list(method_of(df)) == ["BoostedAdaSSP (squared)"] * 4 + ["DP-XGBoost"]
+    ratio = boosting_ratio(df).set_index("epsilon")["ratio"]
+    assert ratio[1.0] == pytest.approx(1.2) and ratio[2.0] == pytest.approx(1.0)
