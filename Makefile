@@ -57,5 +57,28 @@ reproduce-paper004: install
 	$(PY) -m dpbench analysis paper004_corruption
 	$(PY) -m dpbench analysis paper004_fig1_eps0.1
 
+# paper 001 (classification: BoostedAdaSSP vs DP-EBM vs DP-XGBoost), figures in results/paper001_figures/:
+# reproduce-clf-fig1 (Fig. 1, training loss), reproduce-clf-sweep (the paper001 grid: Figs 2-4, 6-10; hours on
+# 2 cores), reproduce-clf-fig5 (DP-EBM leaves), reproduce-clf-timing (1000 rounds DP-EBM vs BoostedAdaSSP),
+# reproduce-clf-figures (draws every figure from what has run); reproduce-paper001 runs them all
+.PHONY: reproduce-paper001 reproduce-clf-fig1 reproduce-clf-sweep reproduce-clf-fig5 reproduce-clf-timing reproduce-clf-figures
+reproduce-clf-fig1: install
+	$(PY) -m dpbench analysis clf_fig1
+
+reproduce-clf-sweep: install
+	$(PY) -m dpbench sweep experiment=paper001
+
+reproduce-clf-fig5: install
+	$(PY) -m dpbench sweep experiment=paper001_leaves
+
+reproduce-clf-timing: install
+	$(PY) -m dpbench analysis clf_timing
+
+reproduce-clf-figures: install
+	$(PY) -m dpbench analysis paper001_figures
+
+reproduce-paper001: reproduce-clf-fig1 reproduce-clf-sweep reproduce-clf-fig5 reproduce-clf-timing
+	$(PY) -m dpbench analysis paper001_figures
+
 clean:
 	rm -rf results/quickstart results/zoo .pytest_cache
