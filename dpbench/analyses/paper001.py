@@ -104,6 +104,10 @@ def paper001_figures(out: Path, smoke: bool) -> list[Path]:
     from dpbench import plots, results
 
     source = out.parent / ("paper001_smoke" if smoke else "paper001")
+    if not (source / "parts").exists():
+        experiment = "smoke/paper001" if smoke else "paper001"
+        print(f"no results in {source}: run `python -m dpbench sweep experiment={experiment}` first")
+        return []
     df = results.load(source)
     written = []
     for name, plot in FIGURES:
