@@ -7,7 +7,14 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from dpbench import algorithms
-from dpbench.algorithms.dp_xgboost import GAIN_SENSITIVITY, split_utility, weighted_cuts
+from dpbench.algorithms.dp_xgboost import (
+    GAIN_SENSITIVITY,
+    bin_index,
+    feature_bounds,
+    feature_map,
+    split_utility,
+    weighted_cuts,
+)
 from dpbench.privacy.subsampling import (
     amplified_epsilon,
     composed_epsilon,
@@ -150,3 +157,18 @@ def test_bad_parameters_are_named():
         algorithms.make("dp_xgboost", subsample=0.0).fit(X, y)
     with pytest.raises(ValueError, match="epsilon"):
         algorithms.make("dp_xgboost", epsilon=-1.0).fit(X, y)
+
+
+def test_public_feature_bounds_and_map():
+    low, high, nominal = feature_bounds(["nominal", "continuous"], 2, 1e5)
+    assert list(low) == [0.0, -np.log1p(1e5)] and list(high) == [1.0, np.log1p(1e5)] and list(nominal) == [1, 0]
+    x = np.array([[0.0, -3e6], [1.0, -2.0], [1.0, 0.0], [0.0, 5.0], [1.0, 2e5]])
+    T = feature_map(x, nominal, 1e5)
+    assert np.all(np.diff(T[:, 1]) >= 0)  # monotone (x sorted), clipped at +-log(1 + x_bound)
+    assert T[0, 1] == -np.log1p(1e5) and T[-1, 1] == np.log1p(1e5)
+    B = bin_index(T, low, high, 1024)
+    assert set(B[:, 0]) == {0, 1023}  # an indicator's two values fall in the two extreme bins
+    with pytest.raises(ValueError, match="feature_types has 1 entries"):
+        algorithms.make("dp_xgboost", feature_types=["nominal"]).fit(*data(n=50))
+    with pytest.raises(ValueError, match="feature_types entries"):
+        algorithms.make("dp_xgboost", feature_types=["ordinal"] * 4).fit(*data(n=50))

@@ -38,10 +38,11 @@ argument assumes what the data decide):
   the leaf value's denominator to max(N, min_child_weight), which gives the package's leaf sensitivity for
   every N (with N_min = min_child_weight: |G/(N + lam) - (G + g)/(N + 1 + lam)| <= 2 g* / (N + 1 + lam) for
   N >= N_min, and g* / (N_min + lam) below it).
-- Feature bounds are hyperparameters, never the data's min / max (the package's examples take them from the
-  training data): a feature x enters as t = sign(x) log(1 + |x|), clipped to +-log(1 + x_bound).  Trees are
-  invariant to this monotone, public map (only the 1024-bin grid of the sketch sees it), and it lets one
-  bound serve columns of very different scales (indicators and counts up to 1e5 in the paper's datasets).
+- Feature bounds are public, never the data's min / max (the package's examples take them from the training
+  data): a one-hot indicator ('nominal' in `feature_types`, the schema's types, which the runner passes) is
+  binned over [0, 1]; any other feature x enters as t = sign(x) log(1 + |x|), clipped to +-log(1 + x_bound).
+  Trees are invariant to this monotone map (only the 1024-bin grid of the sketch sees it), and it lets one
+  bound serve columns of very different scales (counts up to 1e5 in the paper's datasets).
 - The noise is drawn from the estimator's seeded Generator (the package reads the clock).
 - Gumbel-max for the exponential mechanism (the package's "racing" sampler draws the same distribution).
 
@@ -69,20 +70,36 @@ from dpbench.privacy.mechanisms import exponential_mechanism_rows, laplace_mecha
 from dpbench.privacy.subsampling import SubsampledPureDPLedger, per_round_epsilon, tag_round
 
 BASE_SCORE = 0.5
+FEATURE_TYPES = ("continuous", "nominal")
 GAIN_SENSITIVITY = 3.0  # x g*^2 (Li et al. 2020; the package's exponentialMech default)
 SUBSAMPLE_SPACE = {"type": "categorical", "choices": [0.2, 0.5, 0.8]}
 
 
-def feature_map(X: np.ndarray, x_bound: float) -> np.ndarray:
-    """t = sign(x) log(1 + |x|), clipped to +-log(1 + x_bound): monotone per feature and data-independent."""
-    b = np.log1p(x_bound)
-    return np.clip(np.sign(X) * np.log1p(np.abs(X)), -b, b)
+def feature_bounds(feature_types, d: int, x_bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(low, high, nominal) per feature, in the mapped space: [0, 1] for a one-hot indicator ('nominal', the
+    schema's type, passed by the runner), +-log(1 + x_bound) otherwise.  Public: from the schema and x_bound."""
+    types = ["continuous"] * d if feature_types is None else list(feature_types)
+    if len(types) != d:
+        raise ValueError(f"feature_types has {len(types)} entries but X has {d} features")
+    bad = sorted({t for t in types if t not in FEATURE_TYPES}, key=str)
+    if bad:
+        raise ValueError(f"feature_types entries must be one of {FEATURE_TYPES}, got {bad}")
+    nominal = np.array([t == "nominal" for t in types], dtype=bool)
+    b = float(np.log1p(x_bound))
+    return np.where(nominal, 0.0, -b), np.where(nominal, 1.0, b), nominal
 
 
-def bin_index(T: np.ndarray, x_bound: float, n_bins: int) -> np.ndarray:
-    """Bin of each mapped value on the n_bins equal bins of [-log(1 + x_bound), log(1 + x_bound)]."""
+def feature_map(X: np.ndarray, nominal: np.ndarray, x_bound: float) -> np.ndarray:
+    """An indicator clipped to [0, 1]; any other x as t = sign(x) log(1 + |x|) clipped to +-log(1 + x_bound).
+
+    Monotone per feature and data-independent (trees split the same data the same way before and after)."""
     b = np.log1p(x_bound)
-    idx = np.floor((T + b) / (2 * b) * n_bins).astype(np.int32)
+    return np.where(nominal, np.clip(X, 0.0, 1.0), np.clip(np.sign(X) * np.log1p(np.abs(X)), -b, b))
+
+
+def bin_index(T: np.ndarray, low: np.ndarray, high: np.ndarray, n_bins: int) -> np.ndarray:
+    """Bin of each mapped value on the n_bins equal bins of its feature's [low, high]."""
+    idx = np.floor((T - low) / (high - low) * n_bins)
     return np.clip(idx, 0, n_bins - 1).astype(np.int16 if n_bins <= 32767 else np.int32)
 
 
@@ -154,12 +171,12 @@ class DPXGBoostClassifier(DPClassifier):
         "learning_rate": POSITIVE, "reg_lambda": POSITIVE, "min_child_weight": [Interval(Real, 0, None, closed="left")],
         "n_bins": [Interval(Integral, 2, None, closed="left")],
         "n_candidates": [Interval(Integral, 2, None, closed="left")],
-        "grad_bound": POSITIVE, "x_bound": POSITIVE,
+        "grad_bound": POSITIVE, "x_bound": POSITIVE, "feature_types": [None, "array-like"],
     }
 
     def __init__(self, epsilon=1.0, delta=1e-6, n_rounds=100, subsample=0.8, max_depth=6, learning_rate=0.3,
                  reg_lambda=0.1, min_child_weight=50.0, n_bins=1024, n_candidates=64, grad_bound=1.0, x_bound=1e5,
-                 random_state=None):
+                 feature_types=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.n_rounds = n_rounds
@@ -172,13 +189,15 @@ class DPXGBoostClassifier(DPClassifier):
         self.n_candidates = n_candidates
         self.grad_bound = grad_bound
         self.x_bound = x_bound
+        self.feature_types = feature_types
         self.random_state = random_state
 
     def _fit_model(self, X, y01, mu, rng, ledger):
         ledger = self.privacy_ledger_ = SubsampledPureDPLedger(sampling_probability=float(self.subsample))
         self.epsilon_per_round_ = eps_t = per_round_epsilon(float(self.epsilon), float(self.delta),
                                                             int(self.n_rounds), float(self.subsample))
-        B = bin_index(feature_map(X, self.x_bound), self.x_bound, self.n_bins)
+        self.bounds_ = feature_bounds(self.feature_types, X.shape[1], self.x_bound)
+        B = self._bins(X)
         self.trees_ = trees = DPXGBoostTrees(self.max_depth)
         s = np.full(X.shape[0], BASE_SCORE)
         for t in range(self.n_rounds):
@@ -235,6 +254,10 @@ class DPXGBoostClassifier(DPClassifier):
         self.trees_.cuts.append(cut_list)
         self.trees_.leaves.append(self.learning_rate * np.asarray(value, dtype=float))
 
+    def _bins(self, X):
+        low, high, nominal = self.bounds_
+        return bin_index(feature_map(X, nominal, self.x_bound), low, high, self.n_bins)
+
     def decision_function(self, X):
         X = self._validated_X(X)
-        return self.trees_.predict(bin_index(feature_map(X, self.x_bound), self.x_bound, self.n_bins)) - BASE_SCORE
+        return self.trees_.predict(self._bins(X)) - BASE_SCORE
