@@ -7,7 +7,7 @@ SHARED_DATA := $(abspath ../shared/data)
 export DPBENCH_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)/README.md),$(SHARED_DATA),)
 export MPLBACKEND := Agg
 
-.PHONY: install quickstart test lint bench zoo fig1-fixed reproduce-fig1 data-list audit clean
+.PHONY: install quickstart test lint bench zoo fig1-fixed reproduce-fig1 reproduce-paper000 data-list audit clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,27 @@ zoo: install
 fig1-fixed: install
 	$(PY) -m dpbench sweep experiment=fig1_fixed
 
-reproduce-fig1: fig1-fixed
+# Paper 000 Figs 1-5 (three tuning settings each; Fig. 5 two), Fig. 12 (n/d) and Fig. 1(c) under the 1:sqrt(T):1
+# budget split: each a sweep into results/<fig>/ (parquet + PNG + PDF).  SWEEP_ARGS adds overrides, e.g.
+# `make reproduce-fig1 SWEEP_ARGS=tuning=quick` for short studies.  reproduce-paper000 (at the end) runs them all.
+SWEEP_ARGS ?=
+.PHONY: reproduce-fig2 reproduce-fig3 reproduce-fig4 reproduce-fig5 reproduce-fig12 reproduce-fig1-split report
+reproduce-fig1: install
+	$(PY) -m dpbench sweep experiment=fig1 $(SWEEP_ARGS)
+reproduce-fig2: install
+	$(PY) -m dpbench sweep experiment=fig2 $(SWEEP_ARGS)
+reproduce-fig3: install
+	$(PY) -m dpbench sweep experiment=fig3 $(SWEEP_ARGS)
+reproduce-fig4: install
+	$(PY) -m dpbench sweep experiment=fig4 $(SWEEP_ARGS)
+reproduce-fig5: install
+	$(PY) -m dpbench sweep experiment=fig5 $(SWEEP_ARGS)
+reproduce-fig12: install
+	$(PY) -m dpbench sweep experiment=fig12 $(SWEEP_ARGS)
+reproduce-fig1-split: install
+	$(PY) -m dpbench sweep experiment=fig1_split $(SWEEP_ARGS)
+report: install
+	$(PY) -m dpbench report
 
 data-list: install
 	$(PY) -m dpbench data list
@@ -80,5 +100,33 @@ reproduce-clf-figures: install
 reproduce-paper001: reproduce-clf-fig1 reproduce-clf-sweep reproduce-clf-fig5 reproduce-clf-timing
 	$(PY) -m dpbench analysis paper001_figures
 
+# Paper 000 Sec. V (Figs 6-11, robustness to outliers) and Sec. VI / App. E (zero-dimensional theory).
+# One sweep per corruption holds BoostedAdaSSP, AdaSSP and TukeyEM (1000 and 10,000 models), so a figure pair
+# shares its BoostedAdaSSP runs: results/robust_<label|feature|model>/robust_<...>.png, top row Fig. 6 / 8 / 10
+# (vs AdaSSP), the rows below Fig. 7 / 9 / 11 (vs TukeyEM).  The full grid (10 trials) takes ~2 h on 2 busy cores;
+# ROBUST_ARGS="seeds=[0,1,2] runner.n_jobs=2" runs a sub-grid.  reproduce-theory: the analysis `theory` (~2 min);
+# robust-smoke: the CI versions (seconds each).
+ROBUST_ARGS ?=
+PAPER000_EXTRA += reproduce-fig6 reproduce-fig8 reproduce-fig10 reproduce-theory
+.PHONY: reproduce-fig6 reproduce-fig7 reproduce-fig8 reproduce-fig9 reproduce-fig10 reproduce-fig11 reproduce-theory robust-smoke
+reproduce-fig6 reproduce-fig7: install
+	$(PY) -m dpbench sweep experiment=robust_label $(ROBUST_ARGS)
+reproduce-fig8 reproduce-fig9: install
+	$(PY) -m dpbench sweep experiment=robust_feature $(ROBUST_ARGS)
+reproduce-fig10 reproduce-fig11: install
+	$(PY) -m dpbench sweep experiment=robust_model $(ROBUST_ARGS)
+reproduce-theory: install
+	$(PY) -m dpbench analysis theory
+robust-smoke: install
+	$(PY) -m dpbench sweep experiment=smoke/robust_label
+	$(PY) -m dpbench sweep experiment=smoke/robust_feature
+	$(PY) -m dpbench sweep experiment=smoke/robust_model
+
 clean:
 	rm -rf results/quickstart results/zoo .pytest_cache
+
+# after every figure target is defined: paper 000 in full, then the report (results/report.html); other blocks
+# add their paper 000 targets (robustness, theory) to PAPER000_EXTRA before this line
+reproduce-paper000: reproduce-fig1 reproduce-fig2 reproduce-fig3 reproduce-fig4 reproduce-fig5 reproduce-fig12 \
+		reproduce-fig1-split $(PAPER000_EXTRA)
+	$(PY) -m dpbench report

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 USAGE = """python -m dpbench <command> [args]   (`python -m dpbench <command> --help` for a command's options)
@@ -15,7 +16,9 @@ commands:
                               (no experiment given: the offline quickstart); writes parquet + a figure;
                               `--dry-run` prints the number of runs and fits, `--multirun` runs several grids
   plot    [key=value ...]     re-draw an experiment's figure from its parquet results
-  report  [key=value ...]     print a summary table (mean +/- std over seeds) of an experiment's results
+  report  [key=value ...]     print a summary table (mean +/- std over seeds) of an experiment's results;
+                              `report` alone (or with results_dir=DIR only) writes the reproduction report
+                              results/report.html + report.md: every figure's claims, verdicts and runs
   data    list|verify|import  the real datasets: what is available, check the mirror, build a mirror
   analysis NAME [--smoke]     an analysis that is not a sweep grid (a theory figure, a table, a timing);
                               `analysis` alone lists them
@@ -43,11 +46,15 @@ def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
 
     exp, out = experiment(cfg), _sweep_dir(cfg)
     if dry_run:
-        return _dry_run(exp, out)
+        return _dry_run(exp, out, _data_dir(cfg), int(cfg["runner"]["n_jobs"]))
+    start = time.perf_counter()
     try:
         summary = run_sweep(exp, cfg["runner"], out, data_dir=_data_dir(cfg))
     finally:
         _save_grid(exp, out)
+    from dpbench.reproduction import log_sweep
+
+    log_sweep(out, time.perf_counter() - start, summary["ran"])
     print(f"{cfg['name']}: {summary['ran']} runs done ({summary['retried']} of them retried), "
           f"{summary['skipped']} already finished; results in {out}")
     _plot(cfg)
@@ -66,19 +73,29 @@ def _save_grid(exp: dict, out: Path) -> None:
         (out / f"config-{stable_hash(exp)}.json").write_text(text)
 
 
-def _dry_run(exp: dict, out: Path) -> int:
-    """What a sweep would do, reading only finished results (nothing is fitted or written)."""
+def _dry_run(exp: dict, out: Path, data_dir: str | None = None, n_jobs: int = 1) -> int:
+    """What a sweep would do, reading only finished results (nothing is written): runs, fits, tuning studies,
+    and a rough time from a calibration fit of each algorithm on the grid's smallest available dataset."""
     from dpbench import results
     from dpbench.runner.grid import expand, group_units
+    from dpbench.tuning.study import study_key
 
     runs = expand(exp)
     states = results.run_states(out)
     todo = [r for r in runs if r.run_id not in states.index or states.at[r.run_id, "status"] in
             results.RETRIED_STATUSES]
     retry = sum(r.run_id in states.index for r in todo)
+    tuned = [r for r in todo if r.tuning_mode == "tuned"]
+    studies = {study_key(r): r for r in tuned}
+    trial_fits = sum(r.tuning["n_trials"] * r.tuning["seeds"] for r in studies.values())
     print(f"{exp['name']}: {len(runs)} runs in the grid, {len(todo)} fits to do ({retry} of them retries, "
           f"{len(runs) - len(todo)} runs already finished) on {len(group_units(todo))} dataset split(s); "
-          f"results dir {out}; dry run: nothing fitted")
+          + (f"{len(studies)} tuning studies, up to {trial_fits} trial fits (finished trials are reused); "
+             if studies else "") + f"results dir {out}; dry run: nothing fitted")
+    if todo:
+        from dpbench.runner.calibrate import estimate
+
+        print(estimate(todo, studies.values(), data_dir, n_jobs))
     return 0
 
 
@@ -293,6 +310,19 @@ def cmd_audit(argv: list[str]) -> int:
     return 1 if len(bad) else 0
 
 
+def cmd_reproduction_report(argv: list[str]) -> int:
+    """`report` without an experiment: the reproduction report of everything under results_dir."""
+    from dpbench.reproduction import VERDICTS, write
+
+    results_dir = argv[-1].split("=", 1)[1] if argv else "results"
+    html_path, md_path, secs = write(results_dir)
+    for s in secs:
+        for c, v in s.claims:
+            print(f"[{VERDICTS[v.holds]:>14}] {s.name}: {c.text} -- {v.measured}")
+    print(f"report: {html_path} and {md_path} ({len(secs)} sections)")
+    return 0
+
+
 def cmd_analysis(argv: list[str]) -> int:
     import time
 
@@ -344,6 +374,8 @@ def main(argv: list[str] | None = None) -> int:
     from dpbench.data import MissingDataError
 
     try:
+        if command == "report" and all(a.startswith("results_dir=") for a in rest):
+            return cmd_reproduction_report(rest)
         return _hydra(command, rest) if command in HYDRA_COMMANDS else COMMANDS[command](rest)
     except SystemExit as done:  # e.g. `data --help`: argparse exits after printing
         return done.code if isinstance(done.code, int) else 0

@@ -10,6 +10,7 @@ import pandas as pd
 
 def summary_table(df: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
     """Per (dataset, algorithm, epsilon): the metric's mean and std over seeds, and how the runs ended.
+    A run in a tuning mode other than fixed is listed as 'algorithm [mode]'.
 
     metric None: test MSE for regression rows, test F1 for classification rows (column `metric` says which).
     `failed`: runs with an algorithm outcome other than 'ok' that still predict (e.g. TukeyEM's PTR failure,
@@ -24,8 +25,10 @@ def summary_table(df: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
     else:
         value, name = df[metric], metric
     usable = has_metrics(df)
+    mode = df["tuning_mode"] if "tuning_mode" in df else pd.Series("fixed", index=df.index)
+    algorithm = df["algorithm"].where(mode.fillna("fixed") == "fixed", df["algorithm"] + " [" + mode + "]")
     frame = pd.DataFrame({
-        "dataset": df["dataset"], "algorithm": df["algorithm"], "epsilon": df["epsilon"].fillna(np.inf),
+        "dataset": df["dataset"], "algorithm": algorithm, "epsilon": df["epsilon"].fillna(np.inf),
         "metric": name, "value": value.where(usable), "failed": usable & (df["status"] != "ok"), "no_model": ~usable,
     })
     g = frame.groupby(["dataset", "algorithm", "epsilon"])

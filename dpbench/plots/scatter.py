@@ -145,8 +145,12 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str = "", metric: str = "te
         ax.set_xlabel(f"{xl} {common.metric_label(metric)}")
         if ax.get_subplotspec().is_first_col():
             ax.set_ylabel(f"{yl} {common.metric_label(metric)}")
-        head = f"{setting_label(s, x, y)}\n" if s is not None else ""
-        ax.set_title(rf"{head}$\varepsilon$ = {e:g}", fontsize=9 if head else 10)
+        if s is None:
+            ax.set_title(rf"$\varepsilon$ = {e:g}", fontsize=10)
+        else:  # '(a) Non-privately tuned BoostedAdaSSP / vs. non-privately tuned AdaSSP, eps = 1'
+            head, _, tail = setting_label(s, x, y).partition(" vs. ")
+            letter = "abcdefgh"[list(by_setting).index(s)]
+            ax.set_title(rf"({letter}) {head}" "\n" rf"vs. {tail}, $\varepsilon$ = {e:g}", fontsize=9)
         common.grid(ax)
     ok = common.usable(df[df["algorithm"].isin([x, y])])
     n_failed = sum(int(p["failed"].sum()) for p in by_setting.values())

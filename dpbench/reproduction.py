@@ -1,0 +1,187 @@
+"""The reproduction report: every paper figure dpbench has results for, its claims and their verdicts.
+
+`python -m dpbench report` (no experiment) writes `<results_dir>/report.html` and `report.md`.  A section
+per results directory that holds a sweep (parts/) or an analysis (<name>.parquet), and per figure that has
+claims but no results yet ("not run"): the paper's claims beside what dpbench measured (`dpbench.claims`),
+the figure, runs, seeds, tuning trials, wall time, failures by status and provenance.  A claim is marked
+reproduced only when its check says the numbers support it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from dpbench import claims, results
+
+VERDICTS = {True: "reproduced", False: "not reproduced", None: "undecided"}
+SWEEP_LOG = "sweeps.jsonl"  # one line per finished sweep command: its wall time and runs (written by cmd_sweep)
+
+
+def load_results(results_dir: Path, name: str) -> pd.DataFrame:
+    """The results of the sweep or analysis `name`: a sweep's runs of its latest grid (config.json), or an
+    analysis' table.  FileNotFoundError when there are none."""
+    out = Path(results_dir) / name
+    table = out / f"{name}.parquet"
+    if (out / results.PARTS).is_dir():
+        df = results.load(out)
+        grid = out / "config.json"
+        if grid.exists():
+            from dpbench.runner.grid import expand
+
+            df = df[df["run_id"].isin({r.run_id for r in expand(json.loads(grid.read_text()))})]
+        return df
+    if table.exists():
+        return pd.read_parquet(table)
+    raise FileNotFoundError(f"no results for {name} under {results_dir}")
+
+
+def log_sweep(sweep_dir: Path, seconds: float, ran: int) -> None:
+    """Append a sweep command's wall time to its directory's log (the report sums them)."""
+    with open(Path(sweep_dir) / SWEEP_LOG, "a") as fh:
+        fh.write(json.dumps({"seconds": round(seconds, 3), "ran": ran}) + "\n")
+
+
+@dataclass
+class Section:
+    name: str
+    claims: list = field(default_factory=list)  # (Claim, Verdict | None)
+    facts: dict = field(default_factory=dict)
+    failures: dict = field(default_factory=dict)
+    figures: list = field(default_factory=list)  # paths relative to results_dir
+    error: str | None = None
+
+
+def _facts(df: pd.DataFrame, out: Path) -> tuple[dict, dict]:
+    facts: dict = {"rows": len(df)}
+    if "seed" in df:
+        facts["seeds"] = int(df["seed"].nunique())
+    if "dataset" in df:
+        facts["datasets"] = int(df["dataset"].nunique())
+    if "algorithm" in df:
+        facts["algorithms"] = ", ".join(sorted(df["algorithm"].astype(str).unique()))
+    if "epsilon" in df:
+        facts["epsilons"] = ", ".join(f"{e:g}" for e in sorted(df["epsilon"].dropna().unique()))
+    if "tuning_mode" in df:
+        facts["tuning modes"] = ", ".join(sorted(df["tuning_mode"].dropna().unique()))
+    if "tuning_trials" in df and df["tuning_trials"].notna().any():
+        facts["trials per study"] = ", ".join(f"{t:g}" for t in sorted(df["tuning_trials"].dropna().unique()))
+    if "fit_seconds" in df:
+        facts["fit time (sum)"] = f"{df['fit_seconds'].sum():.0f} s"
+    log = out / SWEEP_LOG
+    if log.exists():
+        lines = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
+        wall = sum(x["seconds"] for x in lines)
+        facts["sweep wall time (sum of commands)"] = f"{wall:.0f} s in {len(lines)} command(s)"
+    for col, label in (("git_commit", "git commits"), ("dpbench_version", "dpbench"), ("config_hash", "grid hashes"),
+                       ("numpy_version", "numpy"), ("sklearn_version", "scikit-learn")):
+        if col in df and df[col].notna().any():
+            facts[label] = ", ".join(str(v)[:12] for v in sorted(df[col].dropna().astype(str).unique()))
+    failures = df["status"].value_counts().to_dict() if "status" in df else {}
+    return facts, failures
+
+
+def sections(results_dir: Path) -> list[Section]:
+    results_dir = Path(results_dir)
+    names = sorted({p.parent.name for p in results_dir.glob(f"*/{results.PARTS}")}
+                   | {p.parent.name for p in results_dir.glob("*/*.parquet") if p.stem == p.parent.name}
+                   | {c.figure for c in claims.claims()})
+    out = []
+    for name in names:
+        sec = Section(name)
+        try:
+            df = load_results(results_dir, name)
+            sec.facts, sec.failures = _facts(df, results_dir / name)
+        except FileNotFoundError:
+            sec.error = "not run"
+        sec.figures = sorted(str(p.relative_to(results_dir)) for p in (results_dir / name).glob("*.png"))
+        for c in claims.claims(name):
+            try:
+                verdict = c.check(lambda n: load_results(results_dir, n))
+            except FileNotFoundError as exc:
+                verdict = claims.Verdict(None, f"not run ({exc})")
+            except Exception as exc:  # noqa: BLE001 - a broken check is reported, not fatal
+                verdict = claims.Verdict(None, f"check failed: {type(exc).__name__}: {exc}")
+            sec.claims.append((c, verdict))
+        out.append(sec)
+    return out
+
+
+def _verdict_counts(secs: list[Section]) -> str:
+    counts = pd.Series([VERDICTS[v.holds] for s in secs for _, v in s.claims]).value_counts()
+    return ", ".join(f"{n} {k}" for k, n in counts.items()) or "no claims checked"
+
+
+def markdown(secs: list[Section]) -> str:
+    lines = ["# dpbench reproduction report", "", f"Claims: {_verdict_counts(secs)}.", ""]
+    for s in secs:
+        lines += [f"## {s.name}", ""]
+        if s.error:
+            lines += [f"*{s.error}*", ""]
+        for c, v in s.claims:
+            lines += [f"- **{VERDICTS[v.holds]}** (paper {c.paper}) {c.text}  ", f"  measured: {v.measured}"]
+        if s.claims:
+            lines.append("")
+        for f in s.figures:
+            lines += [f"![{s.name}]({f})", ""]
+        if s.facts:
+            lines += [f"- {k}: {v}" for k, v in s.facts.items()]
+        if s.failures:
+            lines.append("- runs by status: " + ", ".join(f"{k} {n}" for k, n in s.failures.items()))
+        lines.append("")
+    return "\n".join(lines)
+
+
+CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+h2{border-bottom:1px solid #ccc;padding-top:1em}table{border-collapse:collapse;margin:.5em 0}
+td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top;font-size:14px}
+.reproduced{background:#e3f4e3}.not-reproduced{background:#fbe3e3}.undecided{background:#f4f4e0}
+img{max-width:100%;border:1px solid #eee;margin:.5em 0}.facts td:first-child{color:#555;white-space:nowrap}"""
+
+
+def to_html(secs: list[Section]) -> str:
+    e = html.escape
+    body = [f"<h1>dpbench reproduction report</h1><p>Claims: {e(_verdict_counts(secs))}. A claim is "
+            "<i>reproduced</i> only when the measured numbers support it; <i>undecided</i> when the results "
+            "cannot decide (not run, too few datasets).</p>"]
+    for s in secs:
+        body.append(f"<h2 id='{e(s.name)}'>{e(s.name)}</h2>")
+        if s.error:
+            body.append(f"<p><i>{e(s.error)}</i></p>")
+        if s.claims:
+            rows = "".join(f"<tr class='{VERDICTS[v.holds].replace(' ', '-')}'><td>{e(VERDICTS[v.holds])}</td>"
+                           f"<td>paper {e(c.paper)}: {e(c.text)}</td><td>{e(v.measured)}</td></tr>"
+                           for c, v in s.claims)
+            body.append(f"<table><tr><th>verdict</th><th>claim</th><th>measured</th></tr>{rows}</table>")
+        body += [f"<img src='{e(f)}' alt='{e(s.name)}'>" for f in s.figures]
+        facts = dict(s.facts)
+        if s.failures:
+            facts["runs by status"] = ", ".join(f"{k} {n}" for k, n in s.failures.items())
+        if facts:
+            body.append("<table class='facts'>" + "".join(f"<tr><td>{e(str(k))}</td><td>{e(str(v))}</td></tr>"
+                                                          for k, v in facts.items()) + "</table>")
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>dpbench reproduction report</title>"
+            f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>")
+
+
+def write(results_dir: str | Path = "results") -> tuple[Path, Path, list[Section]]:
+    results_dir = Path(results_dir)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    secs = sections(results_dir)
+    paths = results_dir / "report.html", results_dir / "report.md"
+    for path, text in zip(paths, (to_html(secs), markdown(secs)), strict=True):
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return *paths, secs
+
+
+def fraction(k: int, n: int) -> str:
+    return f"{k}/{n}" + (f" ({100 * k / n:.0f}%)" if n else "")
+
+
+__all__ = ["Section", "fraction", "load_results", "log_sweep", "markdown", "sections", "to_html", "write"]
