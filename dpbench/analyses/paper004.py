@@ -161,7 +161,9 @@ def _figure(df: pd.DataFrame, panels: list[tuple[str, str]], title: str):
 
     fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False)
     labels = list(dict.fromkeys(df["algorithm"]))
-    colors = {lab: plt.get_cmap("tab10")(i) for i, lab in enumerate(labels)}
+    order = ["DP-ROBGD", DEFAULTS, "DP-ROBGD*", "DP-AMBSSGD", "DP-SSP", "OLS (non-private)",
+             "DP-SSP (y_bound = max|y|, non-private)"]  # one colour per algorithm in every figure
+    colors = {lab: plt.get_cmap("tab10")(order.index(lab) if lab in order else 7 + i) for i, lab in enumerate(labels)}
     for ax, (sweep, x) in zip(axes[0], panels, strict=True):
         part = df[(df["sweep"] == sweep) & ((df["algorithm"] != DEFAULTS) | (df["sweep"] == "n"))]
         for lab in labels:
@@ -184,7 +186,7 @@ def _figure(df: pd.DataFrame, panels: list[tuple[str, str]], title: str):
     fig.legend(handles, names, loc="lower center", ncol=min(4, len(names)), bbox_to_anchor=(0.5, -0.12),
                fontsize=8, title="red X: a trial's histogram came back empty (zero model or stalled steps)",
                title_fontsize=7)
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(title + "\nDP-SSP: x_bound = 1, y_bound = 1 + sigma (public)", fontsize=10)
     fig.tight_layout()
     return fig
 
