@@ -173,3 +173,22 @@ def test_full_configs_are_the_paper_grid():
         assert sorted({s["fraction"] for s in specs}) == [0.01, 0.05, 0.1, 0.2]
         assert list(cfg["epsilons"]) == [0.5, 1.0] and len(cfg["seeds"]) == 10
         assert [a["name"] for a in cfg["algorithms"]] == ["boosted_adassp", "adassp", "tukey"]
+
+
+def test_each_trial_is_generated_once_per_unit(tmp_path, monkeypatch):
+    """Large n: the runner draws each (n, p, trial) once and fits all of its runs on it (no per-run copies)."""
+    from dpbench.runner import execute
+
+    loads = []
+    real = execute.load_dataset
+
+    def counting(spec, **kw):
+        loads.append((json.dumps(spec, sort_keys=True), kw["split_seed"]))
+        return real(spec, **kw)
+
+    monkeypatch.setattr(execute, "load_dataset", counting)
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "experiment=smoke/robust_model", "runner.n_jobs=1", "runner.progress=false",
+                 "seeds=[0]", "epsilons=[1.0]"]) == 0
+    assert len(loads) == len(set(loads)) == 4  # 4 (n, p) datasets x 1 trial, each drawn once for its 4 runs
+    assert len(results.load(tmp_path / "results" / "robust_model_smoke")) == 4 * 4
