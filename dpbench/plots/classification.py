@@ -135,13 +135,17 @@ def boosting_effect(df: pd.DataFrame, title: str = "", loss: str = "squared", me
         for r, g in ratio[ratio["dataset"] == name].groupby("rounds"):
             ax.plot(g["epsilon"], g["ratio"], marker="o", ms=4, lw=1.5, label=f"{r} rounds / 1 round")
         ax.axhline(1.0, color="k", lw=0.8, ls=":")
+        finite = ratio.loc[(ratio["dataset"] == name) & np.isfinite(ratio["ratio"]), "ratio"]
+        if len(finite) and finite.max() > 10 * max(finite.min(), 1e-12):
+            ax.set_yscale("log")
         ax.set_xscale("log")
         ax.set_xlabel(r"$\varepsilon$")
         ax.set_ylabel(f"{common.metric_label(metric)} ratio")
         ax.set_title(common.dataset_title(name), fontsize=9)
         common.grid(ax)
     _legend(fig, axes)
-    fig.suptitle(f"{title}  effect of boosting, BoostedAdaSSP ({loss} loss)".strip(), fontsize=10)
+    fig.suptitle(f"{title}  effect of boosting, BoostedAdaSSP ({loss} loss); no point where the mean F1 after "
+                 "1 round is 0".strip(), fontsize=10)
     fig.tight_layout()
     return fig
 
