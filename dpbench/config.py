@@ -47,6 +47,7 @@ class TuningConfig:  # dpbench.tuning.DEFAULTS documents each key
     validation_fraction: float = 0.2
     batch_trials: int = 4
     metric: str | None = None
+    n_candidates: int = 8
 
 
 @dataclass

@@ -109,6 +109,9 @@ class DPEstimator(BaseEstimator):
     """
 
     private = True
+    # its ledger is pure mu-GDP (one budget mu split among Gaussian releases), so k fits at mu / sqrt(k) each
+    # compose to mu; algorithms charged in (eps, delta) (their own accountants) set False
+    composes_in_gdp = True
 
     def _check_params(self) -> None:
         """Cross-parameter rules (single-parameter ones are in _parameter_constraints)."""

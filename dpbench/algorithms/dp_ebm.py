@@ -463,6 +463,8 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
     (the residual bound of the privacy argument: module docstring, change 3).
     """
 
+    composes_in_gdp = False  # interpret's noise, basic composition
+
     private = True
     _parameter_constraints = {**_DPEBMMixin._parameter_constraints, "y_bound": POSITIVE}
 
@@ -519,6 +521,8 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
     as DPEBMRegressor except max_leaves = 100, the setting of paper 001's
     main figures.  decision_function is interpret's log-odds.
     """
+
+    composes_in_gdp = False  # interpret's noise, basic composition
 
     def __init__(
         self,

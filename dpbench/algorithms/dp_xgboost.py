@@ -166,6 +166,8 @@ class DPXGBoostClassifier(DPClassifier):
     sources are in the module docstring; paper 001 tunes only `subsample` over {0.2, 0.5, 0.8}.
     """
 
+    composes_in_gdp = False  # rounds composed by dp-accounting's PLD
+
     _parameter_constraints = {
         **PRIVACY, "n_rounds": COUNT, "subsample": [Interval(Real, 0, 1, closed="right")], "max_depth": COUNT,
         "learning_rate": POSITIVE, "reg_lambda": POSITIVE, "min_child_weight": [Interval(Real, 0, None, closed="left")],

@@ -144,6 +144,8 @@ class DPRobGDRegressor(DPLinearRegressor):
     before any release, the step is skipped (no gradient released).
     """
 
+    composes_in_gdp = False  # advanced composition over steps, parallel over parts
+
     _parameter_constraints = {**ROBUST_CONSTRAINTS, "subweibull_k": POSITIVE, "subweibull_a": POSITIVE,
                               "c2": POSITIVE, "norm_fraction": FRACTION, "gamma_fraction": FRACTION,
                               "trace": [None, Interval(Real, 0, np.inf, closed="neither")],
@@ -349,6 +351,8 @@ class DPAMBSSGDRegressor(DPLinearRegressor):
     released threshold is reused (post-processing); before any release the
     round is skipped (no gradient released, its batch unused).
     """
+
+    composes_in_gdp = False  # parallel composition over disjoint batches
 
     _parameter_constraints = {**ROBUST_CONSTRAINTS, "clip_scale": POSITIVE, "stat_fraction": FRACTION,
                               "lr_schedule": SCHEDULE}

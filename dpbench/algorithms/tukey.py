@@ -206,6 +206,10 @@ def sample_point_with_depth(S: np.ndarray, depth: int, rng: np.random.Generator)
 class TukeyEMRegressor(DPLinearRegressor):
     """TukeyEM (paper 003 Alg. 2): no clipping bounds, one hyperparameter m = `n_models`.
 
+    Fixed setting m = 1000: paper 003 Sec. 4.3 finds m = 1000 nearly optimal when n is large enough (its
+    m-selection rule picks the smallest m in 250..2000 that passes every PTR check); paper 000's "parameters
+    recommended in their papers".  Tuned mode searches m over Table I's [1, 4000].
+
     1. Random partition into m parts, non-private OLS on each (partition_ols).
     2. Depth-box volumes V_i of the m models under approximate Tukey depth,
        after a U[0, `perturbation`) jitter (default 1e-10) against zero volumes.
@@ -247,6 +251,8 @@ class TukeyEMRegressor(DPLinearRegressor):
     private, kept for Fig. 2-style studies only) and `depth_` (sampled depth).
     The paper adds an intercept feature to every dataset (`fit_intercept`).
     """
+
+    composes_in_gdp = False  # Laplace + exponential mechanism, group privacy
 
     _parameter_constraints = {**PRIVACY, **FIT_INTERCEPT, "n_models": COUNT, "perturbation": NON_NEGATIVE}
 

@@ -88,6 +88,7 @@ def _base_row(run: RunSpec, prov: Provenance) -> dict:
 
 
 def _tuning_columns(run: RunSpec) -> dict:
+    """Tuned runs: the study's choice (privately selected runs: see _row)."""
     if not run.tuned:
         return {}
     return {"tuned_params": canonical_json(run.tuned["params"]), "validation_score": run.tuned["validation_score"],
@@ -95,22 +96,29 @@ def _tuning_columns(run: RunSpec) -> dict:
 
 
 def make_estimator(run: RunSpec, data):
-    """The run's estimator: its hyperparameters, budget and seed, and the dataset's schema where it takes one."""
+    """The run's estimator: its hyperparameters (a tuned run's: the study's choice), budget and seed, and the
+    dataset's schema where it takes one; a private_selection run: the selection over the algorithm."""
     spec = algorithms.get_spec(run.algorithm)
     if run.tuning_mode == "tuned" and not (run.tuned and run.tuned["params"]):
         raise ValueError(f"tuning failed: {(run.tuned or {}).get('error') or 'the study did not finish'}")
     params = {**run.params, **(run.tuned["params"] if run.tuned else {})}
-    if spec.private:
-        params.update(epsilon=run.epsilon, delta=run.delta)
     if "feature_types" in spec.estimator().get_params() and params.get("feature_types") is None:
         params["feature_types"] = list(data.feature_types)
-    return algorithms.make(run.algorithm, random_state=run.random_state, **params)
+    if run.tuning_mode == "private_selection":
+        spec, params = algorithms.get_spec("private_selection"), {
+            "algorithm": run.algorithm, "base_params": params, "n_candidates": run.tuning["n_candidates"],
+            "validation_fraction": run.tuning["validation_fraction"]}
+    if spec.private:
+        params.update(epsilon=run.epsilon, delta=run.delta)
+    return algorithms.make(spec.name, random_state=run.random_state, **params)
 
 
 def _row(run: RunSpec, data, est, seconds: float, batch_runs: int, metrics: dict) -> dict:
     row = {"task": data.task, "n_train": data.n_train, "n_test": data.n_test, "d": data.d, "fit_seconds": seconds,
            "batch_runs": batch_runs, **metrics, "status": getattr(est, "fit_status_", "ok")}
     row["ledger_entries"] = len(est.privacy_ledger_)
+    if hasattr(est, "chosen_params_"):  # a private selection's choice, released with (part of) the model
+        row["tuned_params"] = canonical_json(est.chosen_params_)
     if algorithms.get_spec(run.algorithm).private:
         row["spent_epsilon"], row["spent_delta"] = est.privacy_ledger_.epsilon_delta(run.delta)
     return row

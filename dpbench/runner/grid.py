@@ -114,8 +114,10 @@ def _modes(entry, default: str, spec) -> list[str]:
     modes = (entry.get("modes") if isinstance(entry, Mapping) else None) or [default]
     if isinstance(modes, str) or any(m not in tuning.MODES for m in modes):
         raise ValueError(f"algorithm {spec.name!r} modes must be a list of {', '.join(tuning.MODES)}; got {modes!r}")
-    if "tuned" in modes and not spec.tuning_space:
+    if set(modes) - {"fixed"} and not spec.tuning_space:
         raise ValueError(f"algorithm {spec.name!r} has no tuning space: it cannot run in tuned mode")
+    if "private_selection" in modes and not (spec.private and spec.task == "regression"):
+        raise ValueError(f"algorithm {spec.name!r}: private_selection needs a private regression algorithm")
     return list(dict.fromkeys(modes))
 
 
@@ -152,7 +154,7 @@ def expand(exp: Mapping) -> list[RunSpec]:
             spec = algorithms.get_spec(name)
             privacy = list(itertools.product(epsilons, deltas)) if spec.private else [(math.nan, math.nan)]
             for mode in _modes(entry, exp.get("tuning_mode", "fixed"), spec):
-                settings = tuning_settings if mode == "tuned" else {}
+                settings = {k: tuning_settings[k] for k in tuning.MODE_KEYS.get(mode, ())}
                 for ds, (eps, dlt), seed in itertools.product(datasets, privacy, seeds):
                     if dataset_task(ds) == spec.task:
                         runs.append(RunSpec(name, params, ds, eps, dlt, mode, seed, split, settings))

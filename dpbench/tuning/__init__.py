@@ -9,6 +9,9 @@
   training part (never the test part).  The chosen setting is then fitted on the whole training part with
   each run's seed and scored on the test part.  The selection looks at private data without charging it:
   rows say `tuning_mode = tuned`, and figures label it "non-privately tuned".
+- `private_selection` (beyond the papers): the run's budget pays for the choice too: `n_candidates` random
+  settings from the tuning space are fitted on a random part of the training data and one is chosen by the
+  exponential mechanism on the rest (`dpbench.algorithms.private_selection`; regression algorithms).
 
 The study itself is `dpbench.tuning.study`; the settings are the config's `tuning:` section (`conf/tuning/`).
 """
@@ -18,8 +21,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-MODES = ("fixed", "tuned")
-MODE_LABELS = {"fixed": "Fixed", "tuned": "Non-privately tuned"}
+MODES = ("fixed", "tuned", "private_selection")
+MODE_LABELS = {"fixed": "Fixed", "tuned": "Non-privately tuned", "private_selection": "Privately selected"}
 
 # the `tuning:` config section; each is a documented default (README, conf/tuning/default.yaml)
 DEFAULTS = {
@@ -28,7 +31,11 @@ DEFAULTS = {
     "validation_fraction": 0.2,  # of the training part, held out for the objective
     "batch_trials": 4,  # trials asked of the sampler at once and fitted as one batch (TPE's constant liar)
     "metric": None,  # null: mse for regression, f1 for classification
+    "n_candidates": 8,  # private_selection: random settings fitted and privately chosen among
 }
+# the settings each mode's runs depend on (part of their identity)
+MODE_KEYS = {"tuned": ("n_trials", "seeds", "validation_fraction", "batch_trials", "metric"),
+             "private_selection": ("n_candidates", "validation_fraction")}
 
 
 def settings(tuning: Mapping | None) -> dict:
@@ -38,7 +45,7 @@ def settings(tuning: Mapping | None) -> dict:
     if unknown:
         raise ValueError(f"unknown tuning key(s) {unknown}; valid: {', '.join(DEFAULTS)}")
     out = {**DEFAULTS, **{k: v for k, v in tuning.items() if v is not None}}
-    for key in ("n_trials", "seeds", "batch_trials"):
+    for key in ("n_trials", "seeds", "batch_trials", "n_candidates"):
         if isinstance(out[key], bool) or not isinstance(out[key], int) or out[key] < 1:
             raise ValueError(f"tuning.{key} must be an integer >= 1, got {out[key]!r}")
     if not isinstance(out["validation_fraction"], (int, float)) or not 0 < out["validation_fraction"] < 1:

@@ -1,0 +1,63 @@
+"""Private selection: candidates drawn without the data, the budget composed over the two parts, the vote's
+sensitivity, and the tuning mode that runs it."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpbench import algorithms, results
+from dpbench.algorithms.private_selection import votes
+from dpbench.runner.execute import run_sweep
+
+
+def _data(n=4000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3)) / 2
+    return X, X @ np.array([1.0, -1.0, 0.5]) + 0.1 * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("base", ["adassp", "boosted_adassp", "tukey", "robgd"])
+def test_ledger_composes_to_the_budget(base):
+    X, y = _data(30_000)
+    est = algorithms.make("private_selection", algorithm=base, epsilon=2.0, delta=1e-6, n_candidates=3,
+                          random_state=1).fit(X, y)
+    ledger = est.privacy_ledger_
+    eps, delta = ledger.epsilon_delta(1e-6)
+    assert eps <= 2.0 * (1 + 1e-9) and delta <= 1e-6 * (1 + 1e-9)
+    assert math.isclose(eps, 2.0, rel_tol=1e-9)  # the selection alone spends the whole epsilon
+    assert len(ledger.candidates) == 3 and sum(e.name == "validation/selection" for e in ledger.entries) == 1
+    if algorithms.get_spec(base).estimator.composes_in_gdp:  # K fits at mu/sqrt(K) compose to exactly the budget
+        assert ledger.fit_part(1e-6) == pytest.approx((2.0, 1e-6), rel=1e-9)
+
+
+def test_candidates_do_not_depend_on_the_data():
+    a = algorithms.make("private_selection", n_candidates=5, random_state=3).fit(*_data(2000, seed=0))
+    b = algorithms.make("private_selection", n_candidates=5, random_state=3).fit(*_data(3000, seed=1))
+    assert a.candidates_ == b.candidates_
+
+
+def test_a_record_changes_every_vote_by_at_most_one():
+    rng = np.random.default_rng(0)
+    errors = rng.integers(0, 3, size=(50, 4)).astype(float)  # many ties
+    base = votes(errors)
+    assert math.isclose(base.sum(), 50)
+    for row in rng.integers(0, 3, size=(200, 4)).astype(float):
+        assert np.abs(votes(np.vstack([errors, row])) - base).max() <= 1 + 1e-12
+
+
+def test_the_mode_runs_in_a_sweep(tmp_path):
+    data = {"name": "synthetic", "outlier": "none", "n_train": 2000, "n_test": 300, "d": 3}
+    exp = {"name": "ps", "algorithms": [{"name": "adassp", "modes": ["fixed", "private_selection"]}],
+           "datasets": [data], "epsilons": [1.0], "deltas": [1e-6], "seeds": [0, 1], "tuning_mode": "fixed",
+           "split": "fixed", "tuning": {"n_candidates": 4}}
+    run_sweep(exp, {"n_jobs": 1, "backend": "sequential", "progress": False}, tmp_path / "ps")
+    df = results.load(tmp_path / "ps")
+    sel = df[df["tuning_mode"] == "private_selection"]
+    assert len(sel) == 2 and (sel["status"] == "ok").all() and sel["tuned_params"].notna().all()
+    assert np.allclose(sel["spent_epsilon"], 1.0) and (sel["spent_delta"] <= 1e-6 * (1 + 1e-9)).all()
+
+
+def test_only_private_regression_algorithms_can_be_selected():
+    with pytest.raises(ValueError, match="private regression algorithm"):
+        algorithms.make("private_selection", algorithm="ols").fit(*_data(500))
