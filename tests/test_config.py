@@ -23,7 +23,10 @@ def test_the_shipped_experiments_are_the_files():
 def test_every_experiment_composes_validates_and_expands(name):
     cfg = validate(compose([f"experiment={name}"]))
     smoke = name.startswith("smoke/")  # a smoke variant: the experiment's name + _smoke, its own results dir
-    assert cfg["name"] == (name.removeprefix("smoke/") + "_smoke" if smoke else name)
+    if smoke:
+        assert cfg["name"] == name.removeprefix("smoke/") + "_smoke"
+    elif cfg["name"] != name:  # a sub-grid of another experiment, writing into that experiment's results
+        assert f"/experiment/{cfg['name']}" in (CONF_DIR / "experiment" / f"{name}.yaml").read_text()
     assert len(expand(experiment(cfg))) > 0
 
 
@@ -86,9 +89,9 @@ BAD = [
     (["dataset=openml/nope"], "unknown dataset 'openml/nope'; available: "),
     (["epsilons=[1"], "bad override 'epsilons=[1'"),
     (["epsilons=[-1]"], "epsilons must be numbers in (0, inf)"),
-    (["tuning_mode=private"], "tuning_mode='private' is not one of fixed, tuned"),
+    (["tuning_mode=private"], "tuning_mode='private' is not one of fixed, tuned, private_selection"),
     (["algorithms=[{name: ols, modes: [tuned]}]"], "algorithm 'ols' has no tuning space: it cannot run in tuned mode"),
-    (["algorithms=[{name: adassp, modes: [tuning]}]"], "algorithm 'adassp' modes must be a list of fixed, tuned"),
+    (["algorithms=[{name: adassp, modes: [tuning]}]"], "algorithm 'adassp' modes must be a list of fixed, tuned, private_selection"),
     (["tuning.n_trials=0"], "tuning.n_trials must be an integer >= 1, got 0"),
     (["tuning.validation_fraction=1.5"], "tuning.validation_fraction must be in (0, 1), got 1.5"),
     (["tuning=nope"], "unknown tuning 'nope'; available: default, quick"),
