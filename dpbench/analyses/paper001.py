@@ -94,6 +94,7 @@ FIGURES = [
     ("fig9_boosting_effect_logistic", {"kind": "boosting_effect", "loss": "logistic"}),
     ("fig10_boosting_effect_hinge", {"kind": "boosting_effect", "loss": "hinge"}),
     ("fig5_dpebm_leaves_f1", {"kind": "dpebm_leaves", "metric": "test_f1"}),
+    ("fig5_dpebm_leaves_auroc", {"kind": "dpebm_leaves", "metric": "test_auroc"}),
     ("fig6_nonprivate_f1", {"kind": "nonprivate_rounds", "metric": "test_f1"}),
     ("fig6_nonprivate_auroc", {"kind": "nonprivate_rounds", "metric": "test_auroc"}),
 ]

@@ -22,6 +22,7 @@ import pandas as pd
 from dpbench.plots import common, figure
 
 ROUNDS_METHODS = ("boosted_adassp_clf", "dp_ebm_clf", "dp_xgboost")
+LEAF_COLORS = {1: "tab:olive", 10: "tab:cyan", 100: "tab:red", 1000: "k"}
 
 
 def method_of(df: pd.DataFrame) -> pd.Series:
@@ -53,6 +54,7 @@ def _legend(fig, axes) -> None:
     for ax in axes:
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, h)
+    handles = dict(sorted(handles.items(), key=lambda kv: (len(kv[0]), kv[0])))
     fig.legend(list(handles.values()), list(handles), loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=8,
                frameon=False)
 
@@ -157,8 +159,8 @@ def dpebm_leaves(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n_r
     fig, axes = common.panels(max(len(datasets), 1), sharex=True, sharey=True)
     for ax, name in zip(axes, datasets, strict=False):
         sub = runs[runs["dataset"] == name]
-        for (leaves, g), color in zip(sub.groupby("param_max_leaves"), ["tab:olive", "tab:cyan", "tab:red", "k"],
-                                      strict=False):
+        for leaves, g in sub.groupby("param_max_leaves"):
+            color = LEAF_COLORS.get(int(leaves), "tab:gray")
             cells = g.groupby("epsilon")
             mean = cells.apply(lambda c: c.loc[c["status"] == "ok", metric].mean(), include_groups=False)
             ax.plot(mean.index, mean.values, marker="o", ms=4, lw=1.5, color=color, label=f"max_leaves {leaves:g}")
