@@ -25,8 +25,15 @@ _PUBLISHED_NAME = re.compile(r"^([^\s:;(]+)(?:\s*[(:;]|$)")  # 'AdaSSP (Wang 201
 
 
 def algorithm_label(name: str) -> str:
-    """Display name of a registered algorithm; non-private ones say so (as the design notes ask of legends)."""
+    """Display name of a registered algorithm; non-private ones say so (as the design notes ask of legends).
+    'name [mode]' (`by_mode`) is labelled with its tuning mode, e.g. 'AdaSSP (non-privately tuned)'."""
     from dpbench import algorithms
+
+    if name.endswith("]") and " [" in name:
+        from dpbench.tuning import MODE_LABELS
+
+        base, mode = name[:-1].split(" [", 1)
+        return f"{algorithm_label(base)} ({MODE_LABELS.get(mode, mode).lower()})"
 
     try:
         spec = algorithms.get_spec(name)
@@ -83,6 +90,14 @@ def scale_free(metric: str) -> bool:
 
 def default_metric(df: pd.DataFrame) -> str:
     return "test_f1" if (df["task"] == "classification").all() else "test_mse"
+
+
+def by_mode(df: pd.DataFrame) -> pd.DataFrame:
+    """Runs in a tuning mode other than fixed as their own series: algorithm 'name [mode]'."""
+    if "tuning_mode" not in df or (df["tuning_mode"].fillna("fixed") == "fixed").all():
+        return df
+    mode = df["tuning_mode"].fillna("fixed")
+    return df.assign(algorithm=df["algorithm"].where(mode == "fixed", df["algorithm"] + " [" + mode + "]"))
 
 
 def usable(df: pd.DataFrame) -> pd.DataFrame:

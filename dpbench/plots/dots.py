@@ -28,7 +28,7 @@ def _panels(ok: pd.DataFrame) -> list[tuple[str, float, pd.DataFrame]]:
 
 @figure("dots")
 def dots(df: pd.DataFrame, title: str = "", metric: str | None = None):
-    ok = common.usable(df)
+    ok = common.usable(common.by_mode(df))
     panels = _panels(ok)
     metrics = [metric or common.default_metric(rows) for _, _, rows in panels]
     share_x = len(set(metrics)) == 1 and common.scale_free(metrics[0])

@@ -14,7 +14,7 @@ from dpbench.plots import common, dots, figure
 @figure("privacy_curve")
 def privacy_curve(df: pd.DataFrame, title: str = "", metric: str | None = None):
     """metric None: each panel shows its task's default (test MSE or test F1)."""
-    ok = common.usable(df)
+    ok = common.usable(common.by_mode(df))
     if ok["epsilon"].nunique() <= 1:
         return dots.dots(df, title=title, metric=metric)
     datasets = sorted(ok["dataset"].unique())
