@@ -328,6 +328,22 @@ def test_partition_ols_matches_lstsq_per_part(monkeypatch):
     np.testing.assert_allclose(partition_ols(X, y, m, np.random.default_rng(11)), models, atol=1e-12)
 
 
+def test_partition_ols_with_fewer_rows_than_features_matches_lstsq():
+    """Every part smaller than d (the transposed path): the minimum-norm solution, also with a duplicated
+    column (rank deficient) and empty parts."""
+    rng = np.random.default_rng(6)
+    n, m, d = 120, 40, 25
+    X = rng.normal(size=(n, d))
+    X[:, 1] = X[:, 0]
+    y = rng.normal(size=n)
+    models = partition_ols(X, y, m, np.random.default_rng(12))
+    parts = random_parts(n, np.ones(m), np.random.default_rng(12))
+    assert max(p.size for p in parts) < d
+    for g, rows in enumerate(parts):
+        ref = np.linalg.lstsq(X[rows], y[rows], rcond=None)[0] if rows.size else np.zeros(d)
+        np.testing.assert_allclose(models[g], ref, atol=1e-10)
+
+
 def test_reproducible_and_sklearn_compatible():
     X, y = easy_data(n=50_000)
     a = TukeyEMRegressor(EPS_R, DELTA_R, fit_intercept=True, random_state=3).fit(X, y)
