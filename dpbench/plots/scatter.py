@@ -100,14 +100,15 @@ def win_summary(df: pd.DataFrame, x: str, y: str, metric: str = "test_mse", sett
 
 
 def _sizes(df: pd.DataFrame, datasets, size_by) -> np.ndarray | float:
-    """Marker areas: 22 points, or proportional to n/d (n = train + test rows) with the median dataset at 40."""
+    """Marker areas: 22 points, or proportional to n/d (n = train + test rows), the largest dataset's 400 points
+    (a floor of 4 keeps the smallest visible)."""
     if size_by is None:
         return 22.0
     if size_by != "n_over_d":
         raise ValueError(f"plot.size_by must be null or n_over_d, got {size_by!r}")
     first = df.groupby("dataset")[["n_train", "n_test", "d"]].first()
-    ratio = ((first["n_train"] + first["n_test"]) / first["d"]).reindex(datasets).to_numpy(float)
-    return 40.0 * ratio / np.nanmedian((first["n_train"] + first["n_test"]) / first["d"])
+    all_ratios = (first["n_train"] + first["n_test"]) / first["d"]
+    return np.maximum(4.0, 400.0 * all_ratios.reindex(datasets).to_numpy(float) / all_ratios.max())
 
 
 @figure("scatter", summary=win_summary)
@@ -149,8 +150,8 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str = "", metric: str = "te
             ax.set_title(rf"$\varepsilon$ = {e:g}", fontsize=10)
         else:  # '(a) Non-privately tuned BoostedAdaSSP / vs. non-privately tuned AdaSSP, eps = 1'
             head, _, tail = setting_label(s, x, y).partition(" vs. ")
-            letter = "abcdefgh"[list(by_setting).index(s)]
-            ax.set_title(rf"({letter}) {head}" "\n" rf"vs. {tail}, $\varepsilon$ = {e:g}", fontsize=9)
+            letter = f'({"abcdefgh"[list(by_setting).index(s)]}) ' if len(by_setting) > 1 else ""
+            ax.set_title(rf"{letter}{head}" "\n" rf"vs. {tail}, $\varepsilon$ = {e:g}", fontsize=9)
         common.grid(ax)
     ok = common.usable(df[df["algorithm"].isin([x, y])])
     n_failed = sum(int(p["failed"].sum()) for p in by_setting.values())
