@@ -21,7 +21,8 @@ BOTH_TUNED, Y_FIXED, BOTH_FIXED = ("tuned", "tuned"), ("tuned", "fixed"), ("fixe
 
 
 def _pairs(load, figure: str, x: str, setting) -> pd.DataFrame:
-    return setting_pairs(load(figure), x, Y, "test_mse", [setting])[setting]
+    """setting None: every run of x and of Y, whatever its mode."""
+    return setting_pairs(load(figure), x, Y, "test_mse", None if setting is None else [setting])[setting]
 
 
 def share_better(load, figure: str, x: str, setting, threshold: float) -> Verdict:
