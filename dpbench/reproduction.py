@@ -118,6 +118,7 @@ def _verdict_counts(secs: list[Section]) -> str:
 
 def markdown(secs: list[Section]) -> str:
     lines = ["# dpbench reproduction report", "", f"Claims: {_verdict_counts(secs)}.", ""]
+    lines += [f"- [{s.name}](#{s.name}): {s.error or _verdict_counts([s])}" for s in secs] + [""]
     for s in secs:
         lines += [f"## {s.name}", ""]
         if s.error:
@@ -148,6 +149,9 @@ def to_html(secs: list[Section]) -> str:
     body = [f"<h1>dpbench reproduction report</h1><p>Claims: {e(_verdict_counts(secs))}. A claim is "
             "<i>reproduced</i> only when the measured numbers support it; <i>undecided</i> when the results "
             "cannot decide (not run, too few datasets).</p>"]
+    toc = "".join(f"<li><a href='#{e(s.name)}'>{e(s.name)}</a>: {e(s.error or _verdict_counts([s]))}</li>"
+                  for s in secs)
+    body.append(f"<ul>{toc}</ul>")
     for s in secs:
         body.append(f"<h2 id='{e(s.name)}'>{e(s.name)}</h2>")
         if s.error:
