@@ -1,6 +1,8 @@
 """Every figure's smoke variant (conf/experiment/smoke/) runs end to end from the CLI and draws PNG + PDF; the
 claims of paper 000's comparisons are measured on them; the reproduction report is written from them."""
 
+import json
+
 import pytest
 
 from dpbench import claims, results
@@ -29,7 +31,8 @@ def test_smoke_sweep_draws_png_and_pdf(name, results_dir, monkeypatch):
     assert results.has_metrics(df).all(), df[["algorithm", "status", "error"]]
     assert (out / f"{out.name}.png").exists() and (out / f"{out.name}.pdf").exists()
     tuned = df[df["tuning_mode"] == "tuned"]
-    assert tuned["tuned_params"].notna().all() and (tuned["tuning_trials"] == 4).all()
+    trials = json.loads((out / "config.json").read_text())["tuning"]["n_trials"]
+    assert tuned["tuned_params"].notna().all() and (tuned["tuning_trials"] == trials).all()
 
 
 @needs_mirror

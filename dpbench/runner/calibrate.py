@@ -1,8 +1,9 @@
 """A rough time estimate for `sweep --dry-run`: one calibration fit per algorithm, scaled by dataset size.
 
-Each algorithm of the grid is fitted once, in its fixed setting, on the smallest dataset of the grid that
-loads; a run on another dataset is assumed to cost that time x (n_train x d) / (n_train' x d'), a tuning
-trial one such fit per trial seed, and the runner's n_jobs workers to divide the total.  Rounds, clip
+Each algorithm is fitted once, in the grid's first setting, on at most CALIBRATION_ROWS rows of the
+smallest dataset of the grid that loads; a run on another dataset is assumed to cost that time x
+(n_train x d) / (rows x d'), a tuning trial one such fit per trial seed, and the runner's n_jobs workers to
+divide the total.  Rounds, clip
 bounds and batching change real costs, so the estimate is an order of magnitude, and says so.
 """
 
@@ -11,8 +12,12 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
+import numpy as np
+
 from dpbench.data import MissingDataError, get_spec, load_dataset
 from dpbench.runner.grid import RunSpec
+
+CALIBRATION_ROWS = 2000  # rows of the smallest dataset each calibration fit sees (the estimate scales by n x d)
 
 
 def rows_times_columns(dataset: dict) -> float | None:
@@ -22,7 +27,11 @@ def rows_times_columns(dataset: dict) -> float | None:
         options = {**spec.source.options(), **dataset}
         return float(options.get("n_train", 0) * options.get("d", 1)) or None
     paper = spec.paper
-    return 0.8 * paper["n"] * paper["d"] if "n" in paper and "d" in paper else None
+    if "d" not in paper:
+        return None
+    if "train" in paper:  # the classification sets report their training rows
+        return float(paper["train"] * paper["d"])
+    return 0.8 * paper["n"] * paper["d"] if "n" in paper else None
 
 
 def _calibrate(runs: list[RunSpec], data_dir) -> tuple[dict, float] | None:
@@ -34,17 +43,19 @@ def _calibrate(runs: list[RunSpec], data_dir) -> tuple[dict, float] | None:
             data = load_dataset(run.dataset, split_seed=run.data_seed, data_dir=data_dir, split=run.split)
         except (MissingDataError, OSError, ValueError):
             continue
+        rows = np.random.default_rng(0).permutation(data.n_train)[:CALIBRATION_ROWS]
+        X, y = data.X_train[rows], data.y_train[rows]
         seconds = {}
         for r in {r.algorithm: r for r in runs}.values():
             fixed = RunSpec(r.algorithm, r.params, run.dataset, r.epsilon, r.delta, "fixed", 0, run.split)
             est = make_estimator(fixed, data)
             start = time.perf_counter()
             try:
-                est.fit(data.X_train, data.y_train)
+                est.fit(X, y)
             except Exception:  # noqa: BLE001 - an estimate, not a check
                 pass
             seconds[r.algorithm] = time.perf_counter() - start
-        return seconds, data.n_train * data.d
+        return seconds, len(rows) * data.d
     return None
 
 
