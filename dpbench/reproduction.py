@@ -33,7 +33,10 @@ def load_results(results_dir: Path, name: str) -> pd.DataFrame:
         if grid.exists():
             from dpbench.runner.grid import expand
 
-            df = df[df["run_id"].isin({r.run_id for r in expand(json.loads(grid.read_text()))})]
+            try:
+                df = df[df["run_id"].isin({r.run_id for r in expand(json.loads(grid.read_text()))})]
+            except (ValueError, TypeError, KeyError):  # a grid this version cannot expand: all its rows
+                pass
         return df
     if table.exists():
         return pd.read_parquet(table)
@@ -98,6 +101,8 @@ def sections(results_dir: Path) -> list[Section]:
             sec.facts, sec.failures = _facts(df, results_dir / name)
         except FileNotFoundError:
             sec.error = "not run"
+        except Exception as exc:  # noqa: BLE001 - one unreadable directory must not stop the report
+            sec.error = f"results unreadable: {type(exc).__name__}: {exc}"
         sec.figures = sorted(str(p.relative_to(results_dir)) for p in (results_dir / name).glob("*.png"))
         for c in claims.claims(name):
             try:
