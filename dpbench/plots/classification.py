@@ -65,6 +65,15 @@ def _dataset_mean(g: pd.DataFrame, metric: str, keys: list[str], datasets: list[
     return per.reindex(columns=datasets).dropna().mean(axis=1)
 
 
+
+def _style(ax, xlabel: str, ylabel: str, title: str) -> None:
+    """The panels' shared look: a log x axis, labels, a small title, the grid."""
+    ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    common.grid(ax)
+
 @figure("clf_vs_epsilon")
 def clf_vs_epsilon(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n_rounds: int = 100):
     ok = _ok(df)
@@ -79,11 +88,8 @@ def clf_vs_epsilon(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n
                     else g[g["dataset"] == name].groupby("epsilon")[metric].mean())
             if len(line):
                 ax.plot(line, marker="o", ms=4, lw=1.5, color=colors[method], label=method)
-        ax.set_xscale("log")
-        ax.set_xlabel(r"$\varepsilon$")
-        ax.set_ylabel(common.metric_label(metric))
-        ax.set_title("mean over datasets" if name == "average" else common.dataset_title(name), fontsize=9)
-        common.grid(ax)
+        panel = "mean over datasets" if name == "average" else common.dataset_title(name)
+        _style(ax, r"$\varepsilon$", common.metric_label(metric), panel)
     _legend(fig, axes)
     fig.suptitle(f"{title}  {common.metric_label(metric)} vs epsilon, {n_rounds} rounds "
                  f"(mean over {ok['seed'].nunique()} seeds)".strip(), fontsize=10)
@@ -105,11 +111,7 @@ def clf_vs_rounds(df: pd.DataFrame, title: str = "", metric: str = "test_f1",
             line = _dataset_mean(g, metric, ["param_n_rounds"], datasets)
             if len(line):
                 ax.plot(line, marker="o", ms=4, lw=1.5, color=colors[method], label=method)
-        ax.set_xscale("log")
-        ax.set_xlabel("rounds")
-        ax.set_ylabel(common.metric_label(metric))
-        ax.set_title(rf"$\varepsilon$ = {eps:g}", fontsize=9)
-        common.grid(ax)
+        _style(ax, "rounds", common.metric_label(metric), rf"$\varepsilon$ = {eps:g}")
     _legend(fig, axes)
     fig.suptitle(f"{title}  {common.metric_label(metric)} vs rounds (mean over {', '.join(datasets)})".strip(),
                  fontsize=10)
@@ -140,11 +142,7 @@ def boosting_effect(df: pd.DataFrame, title: str = "", loss: str = "squared", me
         finite = ratio.loc[(ratio["dataset"] == name) & np.isfinite(ratio["ratio"]), "ratio"]
         if len(finite) and finite.max() > 10 * max(finite.min(), 1e-12):
             ax.set_yscale("log")
-        ax.set_xscale("log")
-        ax.set_xlabel(r"$\varepsilon$")
-        ax.set_ylabel(f"{common.metric_label(metric)} ratio")
-        ax.set_title(common.dataset_title(name), fontsize=9)
-        common.grid(ax)
+        _style(ax, r"$\varepsilon$", f"{common.metric_label(metric)} ratio", common.dataset_title(name))
     _legend(fig, axes)
     fig.suptitle(f"{title}  effect of boosting, BoostedAdaSSP ({loss} loss); no point where the mean F1 after "
                  "1 round is 0".strip(), fontsize=10)
@@ -166,11 +164,7 @@ def dpebm_leaves(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n_r
             ax.plot(mean.index, mean.values, marker="o", ms=4, lw=1.5, color=color, label=f"max_leaves {leaves:g}")
             missing = mean.index[mean.isna()]
             ax.scatter(missing, np.zeros(len(missing)), **{**common.FAILED, "color": color})
-        ax.set_xscale("log")
-        ax.set_xlabel(r"$\varepsilon$")
-        ax.set_ylabel(common.metric_label(metric))
-        ax.set_title(common.dataset_title(name), fontsize=9)
-        common.grid(ax)
+        _style(ax, r"$\varepsilon$", common.metric_label(metric), common.dataset_title(name))
     _legend(fig, axes)
     fig.suptitle(f"{title}  DP-EBM by max leaves, {n_rounds} rounds (x at 0: every run failed)".strip(), fontsize=10)
     fig.tight_layout()
@@ -187,11 +181,7 @@ def nonprivate_rounds(df: pd.DataFrame, title: str = "", metric: str = "test_f1"
     for ax, name in zip(axes, datasets, strict=False):
         for method, g in ok[ok["dataset"] == name].groupby("method"):
             ax.plot(g.groupby("param_n_rounds")[metric].mean(), marker="o", ms=4, color=colors[method], label=method)
-        ax.set_xscale("log")
-        ax.set_xlabel("rounds")
-        ax.set_ylabel(common.metric_label(metric))
-        ax.set_title(common.dataset_title(name), fontsize=9)
-        common.grid(ax)
+        _style(ax, "rounds", common.metric_label(metric), common.dataset_title(name))
     _legend(fig, axes)
     fig.suptitle(f"{title}  non-private boosted linear models, test set".strip(), fontsize=10)
     fig.tight_layout()
