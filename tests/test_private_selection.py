@@ -46,9 +46,10 @@ def test_a_record_changes_every_vote_by_at_most_one():
         assert np.abs(votes(np.vstack([errors, row])) - base).max() <= 1 + 1e-12
 
 
-def test_the_mode_runs_in_a_sweep(tmp_path):
-    data = {"name": "synthetic", "outlier": "none", "n_train": 2000, "n_test": 300, "d": 3}
-    exp = {"name": "ps", "algorithms": [{"name": "adassp", "modes": ["fixed", "private_selection"]}],
+@pytest.mark.parametrize("algorithm,task", [("adassp", "regression"), ("boosted_adassp_clf", "classification")])
+def test_the_mode_runs_in_a_sweep(tmp_path, algorithm, task):
+    data = {"name": "synthetic", "task": task, "n_train": 2000, "n_test": 300, "d": 3}
+    exp = {"name": "ps", "algorithms": [{"name": algorithm, "modes": ["fixed", "private_selection"]}],
            "datasets": [data], "epsilons": [1.0], "deltas": [1e-6], "seeds": [0, 1], "tuning_mode": "fixed",
            "split": "fixed", "tuning": {"n_candidates": 4}}
     run_sweep(exp, {"n_jobs": 1, "backend": "sequential", "progress": False}, tmp_path / "ps")
@@ -58,6 +59,36 @@ def test_the_mode_runs_in_a_sweep(tmp_path):
     assert np.allclose(sel["spent_epsilon"], 1.0) and (sel["spent_delta"] <= 1e-6 * (1 + 1e-9)).all()
 
 
-def test_only_private_regression_algorithms_can_be_selected():
+def test_only_private_algorithms_of_the_task_can_be_selected():
     with pytest.raises(ValueError, match="private regression algorithm"):
         algorithms.make("private_selection", algorithm="ols").fit(*_data(500))
+    with pytest.raises(ValueError, match="private classification algorithm"):
+        algorithms.make("private_selection_clf", algorithm="adassp").fit(*_labelled(500))
+
+
+def _labelled(n=4000, seed=0):
+    X, y = _data(n, seed)
+    return X, np.where(y > 0, "yes", "no")
+
+
+@pytest.mark.parametrize("base", ["boosted_adassp_clf", "dp_xgboost"])
+def test_classifier_selection_composes_to_the_budget_and_keeps_the_labels(base):
+    X, y = _labelled(6000)
+    est = algorithms.make("private_selection_clf", algorithm=base, epsilon=2.0, delta=1e-6, n_candidates=3,
+                          base_params={"n_rounds": 5} if base == "dp_xgboost" else None, random_state=1).fit(X, y)
+    eps, delta = est.privacy_ledger_.epsilon_delta(1e-6)
+    assert math.isclose(eps, 2.0, rel_tol=1e-9) and delta <= 1e-6 * (1 + 1e-9)
+    assert list(est.classes_) == ["no", "yes"] and set(est.predict(X[:50])) <= {"no", "yes"}
+    assert np.array_equal(est.decision_function(X[:50]), est.model_.decision_function(X[:50]))
+
+
+def test_the_classifier_vote_is_by_accuracy():
+    """Each validation record (Binomial(n, 0.2) of them) casts one vote, and the choice is within the
+    exponential mechanism's utility bound (2 / eps) log(K / beta), beta = 1e-6, of the most accurate."""
+    X, y = _labelled(20_000)
+    eps, k = 50.0, 6
+    est = algorithms.make("private_selection_clf", epsilon=eps, n_candidates=k, random_state=4).fit(X, y)
+    assert abs(est.votes_.sum() - 0.2 * len(y)) < 5 * math.sqrt(len(y) * 0.2 * 0.8)
+    assert est.votes_.max() - est.votes_[est.chosen_] <= 2 / eps * math.log(k / 1e-6)
+    m = est.model_
+    assert np.mean(m.predict(X) == y) >= max(np.mean(c == y) for c in (np.full(len(y), "no"), np.full(len(y), "yes")))

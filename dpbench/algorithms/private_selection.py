@@ -10,8 +10,8 @@
 3. Each candidate is fitted on the fit part.  GDP algorithms (`composes_in_gdp`): each at mu / sqrt(K),
    composing to the run's mu; others at (eps / K, delta / K), basic composition.
 4. Selection on the validation part by the exponential mechanism at the run's full epsilon: each
-   validation record gives one vote, split equally among the candidates with the smallest squared error
-   on it, and P(k) ~ exp(eps votes_k / 2).  Adding or removing a record changes every vote count by at most
+   validation record gives one vote, split equally among the candidates with the smallest error on it
+   (squared error for regressors, 0-1 error for classifiers: `private_selection_clf`), and P(k) ~ exp(eps votes_k / 2).  Adding or removing a record changes every vote count by at most
    1 (sensitivity 1, whatever the label scale), so this is (eps, 0)-DP in the validation part.
 5. The chosen candidate, as fitted on the fit part, is the model.
 
@@ -28,10 +28,10 @@ import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from sklearn.base import RegressorMixin
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dpbench.algorithms.base import COUNT, FRACTION, PRIVACY, DPEstimator, check_X_y
+from dpbench.algorithms.base import COUNT, FRACTION, PRIVACY, DPEstimator, binary_labels, check_X_y
 from dpbench.algorithms.registry import algorithm, get_spec, make
 from dpbench.privacy import PrivacyLedger, epsilon_from_mu_delta, exponential_mechanism
 from dpbench.privacy.composition import PARALLEL, tag
@@ -81,14 +81,10 @@ def votes(errors: np.ndarray) -> np.ndarray:
     return (best / best.sum(axis=1, keepdims=True)).sum(axis=0)
 
 
-@algorithm("private_selection", label="Private selection",
-           audit_params={"n_candidates": 3},
-           description="private hyperparameter selection (beyond the papers): K random candidates on a fit part, "
-                       "exponential-mechanism vote on a validation part")
-class PrivateSelectionRegressor(RegressorMixin, DPEstimator):
-    """Select among `n_candidates` random settings of `algorithm` privately (module docstring); the base
-    params fix the rest.  Default base: AdaSSP (the audit and the ledger tests fit it as is)."""
+class _PrivateSelection(DPEstimator):
+    """The selection (module docstring) over `algorithm`'s candidates; subclasses give the per-record error."""
 
+    task = "regression"  # of the algorithms selected among
     _parameter_constraints = {**PRIVACY, "algorithm": [str], "base_params": [dict, None],
                               "n_candidates": COUNT,
                               "validation_fraction": FRACTION}
@@ -105,14 +101,15 @@ class PrivateSelectionRegressor(RegressorMixin, DPEstimator):
 
     def _check_params(self) -> None:
         spec = get_spec(self.algorithm)
-        if not spec.private or spec.task != "regression" or not spec.tuning_space:
-            raise ValueError(f"private_selection needs a private regression algorithm with a tuning space; "
+        if not spec.private or spec.task != self.task or not spec.tuning_space:
+            raise ValueError(f"{type(self).__name__} needs a private {self.task} algorithm with a tuning space; "
                              f"got {self.algorithm!r}")
 
-    def fit(self, X, y):
-        rng, mu = self._start_fit()
-        check_X_y(X, y)
-        X, y = validate_data(self, X, y, dtype=float, y_numeric=True)
+    @staticmethod
+    def _errors(model, X, y) -> np.ndarray:
+        raise NotImplementedError
+
+    def _select(self, X, y, rng, mu):
         spec, k = get_spec(self.algorithm), self.n_candidates
         gdp = spec.estimator.composes_in_gdp
         ledger = self.privacy_ledger_ = SelectionLedger(accountant=PARALLEL, gdp=gdp)
@@ -130,7 +127,7 @@ class PrivateSelectionRegressor(RegressorMixin, DPEstimator):
             ledger.candidates.append(est.privacy_ledger_)
             ledger.entries.extend(replace(e, name=tag(f"fit/c{i}", e.name)) for e in est.privacy_ledger_.entries)
             models.append(est)
-        errors = np.column_stack([(m.predict(X[val]) - y[val]) ** 2 for m in models]) if val.any() \
+        errors = np.column_stack([self._errors(m, X[val], y[val]) for m in models]) if val.any() \
             else np.zeros((0, k))
         self.votes_ = votes(errors) if len(errors) else np.zeros(k)
         self.chosen_ = exponential_mechanism(self.epsilon * self.votes_ / 2, self.epsilon, 0.0, rng, ledger,
@@ -145,4 +142,60 @@ class PrivateSelectionRegressor(RegressorMixin, DPEstimator):
         return self.model_.predict(X)
 
 
-__all__ = ["PrivateSelectionRegressor", "SelectionLedger", "votes"]
+@algorithm("private_selection", label="Private selection",
+           audit_params={"n_candidates": 3},
+           description="private hyperparameter selection (beyond the papers): K random candidates on a fit part, "
+                       "exponential-mechanism vote on a validation part")
+class PrivateSelectionRegressor(RegressorMixin, _PrivateSelection):
+    """Select among `n_candidates` random settings of `algorithm` privately (module docstring); the base
+    params fix the rest.  A validation record votes for the candidates with the smallest squared error on
+    it.  Default base: AdaSSP (the audit and the ledger tests fit it as is)."""
+
+    @staticmethod
+    def _errors(model, X, y):
+        return (model.predict(X) - y) ** 2
+
+    def fit(self, X, y):
+        rng, mu = self._start_fit()
+        check_X_y(X, y)
+        X, y = validate_data(self, X, y, dtype=float, y_numeric=True)
+        return self._select(X, y, rng, mu)
+
+
+@algorithm("private_selection_clf", label="Private selection",
+           audit_params={"n_candidates": 3},
+           description="private hyperparameter selection for classifiers (beyond the papers): K random "
+                       "candidates on a fit part, exponential-mechanism vote on a validation part")
+class PrivateSelectionClassifier(ClassifierMixin, _PrivateSelection):
+    """The selection for binary classifiers: a validation record votes for the candidates that classify it
+    correctly (0-1 error; split among all if none does), so the vote is by accuracy, not by F1 (F1 is not a
+    sum over records and has no sensitivity-1 vote).  Default base: BoostedAdaSSP's classifier."""
+
+    task = "classification"
+
+    def __init__(self, epsilon=1.0, delta=1e-6, algorithm="boosted_adassp_clf", base_params=None, n_candidates=8,
+                 validation_fraction=0.2, random_state=None):
+        super().__init__(epsilon, delta, algorithm, base_params, n_candidates, validation_fraction, random_state)
+
+    @staticmethod
+    def _errors(model, X, y):
+        return (model.predict(X) != y).astype(float)
+
+    def fit(self, X, y):
+        rng, mu = self._start_fit()
+        check_X_y(X, y)
+        X, y = validate_data(self, X, y, dtype=float)
+        self.classes_, _ = binary_labels(y)  # the labels themselves go to the candidates
+        return self._select(X, y, rng, mu)
+
+    def decision_function(self, X):
+        check_is_fitted(self, "model_")
+        return self.model_.decision_function(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+__all__ = ["PrivateSelectionClassifier", "PrivateSelectionRegressor", "SelectionLedger", "votes"]

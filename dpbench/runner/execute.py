@@ -105,7 +105,8 @@ def make_estimator(run: RunSpec, data):
     if "feature_types" in spec.estimator().get_params() and params.get("feature_types") is None:
         params["feature_types"] = list(data.feature_types)
     if run.tuning_mode == "private_selection":
-        spec, params = algorithms.get_spec("private_selection"), {
+        selector = "private_selection" if spec.task == "regression" else "private_selection_clf"
+        spec, params = algorithms.get_spec(selector), {
             "algorithm": run.algorithm, "base_params": params, "n_candidates": run.tuning["n_candidates"],
             "validation_fraction": run.tuning["validation_fraction"]}
     if spec.private:

@@ -116,8 +116,8 @@ def _modes(entry, default: str, spec) -> list[str]:
         raise ValueError(f"algorithm {spec.name!r} modes must be a list of {', '.join(tuning.MODES)}; got {modes!r}")
     if set(modes) - {"fixed"} and not spec.tuning_space:
         raise ValueError(f"algorithm {spec.name!r} has no tuning space: it cannot run in tuned mode")
-    if "private_selection" in modes and not (spec.private and spec.task == "regression"):
-        raise ValueError(f"algorithm {spec.name!r}: private_selection needs a private regression algorithm")
+    if "private_selection" in modes and not spec.private:
+        raise ValueError(f"algorithm {spec.name!r}: private_selection needs a private algorithm")
     return list(dict.fromkeys(modes))
 
 

@@ -11,7 +11,8 @@
   rows say `tuning_mode = tuned`, and figures label it "non-privately tuned".
 - `private_selection` (beyond the papers): the run's budget pays for the choice too: `n_candidates` random
   settings from the tuning space are fitted on a random part of the training data and one is chosen by the
-  exponential mechanism on the rest (`dpbench.algorithms.private_selection`; regression algorithms).
+  exponential mechanism on the rest (`dpbench.algorithms.private_selection`: by squared error for
+  regression, by 0-1 error for classification).
 
 The study itself is `dpbench.tuning.study`; the settings are the config's `tuning:` section (`conf/tuning/`).
 """
