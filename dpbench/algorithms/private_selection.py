@@ -11,8 +11,9 @@
    composing to the run's mu; others at (eps / K, delta / K), basic composition.
 4. Selection on the validation part by the exponential mechanism at the run's full epsilon: each
    validation record gives one vote, split equally among the candidates with the smallest error on it
-   (squared error for regressors, 0-1 error for classifiers: `private_selection_clf`), and P(k) ~ exp(eps votes_k / 2).  Adding or removing a record changes every vote count by at most
-   1 (sensitivity 1, whatever the label scale), so this is (eps, 0)-DP in the validation part.
+   (squared error for regressors, 0-1 error for classifiers: `private_selection_clf`), and
+   P(k) ~ exp(eps votes_k / 2).  Adding or removing a record changes every vote count by at most 1
+   (sensitivity 1, whatever the label scale), so this is (eps, 0)-DP in the validation part.
 5. The chosen candidate, as fitted on the fit part, is the model.
 
 Privacy: the two parts are disjoint and assigned per record at random, so by parallel composition the
