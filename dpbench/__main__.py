@@ -76,7 +76,7 @@ def _save_grid(exp: dict, out: Path) -> None:
 def _dry_run(exp: dict, out: Path, data_dir: str | None = None, n_jobs: int = 1) -> int:
     """What a sweep would do, reading only finished results (nothing is written): runs, fits, tuning studies,
     and a rough time from a calibration fit of each algorithm on the grid's smallest available dataset."""
-    from dpbench import results
+    from dpbench import algorithms, results, tuning
     from dpbench.runner.grid import expand, group_units
     from dpbench.tuning.study import study_key
 
@@ -87,7 +87,8 @@ def _dry_run(exp: dict, out: Path, data_dir: str | None = None, n_jobs: int = 1)
     retry = sum(r.run_id in states.index for r in todo)
     tuned = [r for r in todo if r.tuning_mode == "tuned"]
     studies = {study_key(r): r for r in tuned}
-    trial_fits = sum(r.tuning["n_trials"] * r.tuning["seeds"] for r in studies.values())
+    trial_fits = sum(tuning.study_trials(algorithms.get_spec(r.algorithm), r.tuning) * r.tuning["seeds"]
+                     for r in studies.values())
     print(f"{exp['name']}: {len(runs)} runs in the grid, {len(todo)} fits to do ({retry} of them retries, "
           f"{len(runs) - len(todo)} runs already finished) on {len(group_units(todo))} dataset split(s); "
           + (f"{len(studies)} tuning studies, up to {trial_fits} trial fits (finished trials are reused); "

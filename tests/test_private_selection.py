@@ -1,6 +1,7 @@
 """Private selection: candidates drawn without the data, the budget composed over the two parts, the vote's
 sensitivity, and the tuning mode that runs it."""
 
+import json
 import math
 
 import numpy as np
@@ -92,3 +93,26 @@ def test_the_classifier_vote_is_by_accuracy():
     assert est.votes_.max() - est.votes_[est.chosen_] <= 2 / eps * math.log(k / 1e-6)
     m = est.model_
     assert np.mean(m.predict(X) == y) >= max(np.mean(c == y) for c in (np.full(len(y), "no"), np.full(len(y), "yes")))
+
+
+def test_names_the_entry_sets_are_not_tuned(tmp_path):
+    """Paper 001 tunes DP-XGBoost's subsample only, at each number of rounds of its grid: rounds set in the
+    entry's grid stay as set in tuned and privately selected runs; fixed runs' identities are unchanged."""
+    from dpbench.runner.grid import expand
+
+    data = {"name": "synthetic", "task": "classification", "n_train": 1500, "n_test": 300, "d": 3}
+    entry = {"name": "dp_xgboost", "grid": {"n_rounds": [2, 3]}, "modes": ["fixed", "tuned", "private_selection"]}
+    exp = {"name": "pin", "algorithms": [entry], "datasets": [data], "epsilons": [1.0], "deltas": [1e-6],
+           "seeds": [0], "split": "fixed", "tuning": {"n_trials": 2, "seeds": 1, "n_candidates": 2}}
+    runs = expand(exp)
+    assert all(r.tuning["pinned"] == ["n_rounds"] for r in runs if r.tuning_mode != "fixed")
+    assert all("tuning" not in r.identity for r in runs if r.tuning_mode == "fixed")
+    run_sweep(exp, {"n_jobs": 1, "backend": "sequential", "progress": False}, tmp_path / "pin")
+    df = results.load(tmp_path / "pin")
+    chosen = df[df["tuning_mode"] != "fixed"]
+    assert len(chosen) == 4 and (chosen["status"] == "ok").all()
+    for _, row in chosen.iterrows():
+        assert set(json.loads(row["tuned_params"])) == {"subsample"}
+        assert json.loads(row["params"])["n_rounds"] in (2, 3)
+    with pytest.raises(ValueError, match="nothing left for mode tuned"):
+        expand({**exp, "algorithms": [{**entry, "params": {"subsample": 0.5}}]})

@@ -106,7 +106,8 @@ def test_tuning_beats_a_bad_fixed_setting(tmp_path):
     """Fixed AdaSSP with clip bounds 1e-4 predicts ~0 (test MSE ~ var(y) ~ d); 12 trials over Table I's ranges
     find bounds within a few decades of the labels' scale, which at eps = 10 on 1,200 rows is far better."""
     exp = _exp(modes=("fixed", "tuned"), n_trials=12)
-    exp["algorithms"][0]["params"] = {"x_bound": 1e-4, "y_bound": 1e-4}
+    exp["algorithms"] = [{"name": "adassp", "params": {"x_bound": 1e-4, "y_bound": 1e-4}, "modes": ["fixed"]},
+                         {"name": "adassp", "modes": ["tuned"]}]  # what an entry sets, tuning leaves as set
     exp["epsilons"] = [10.0]
     run_sweep(exp, RUNNER, tmp_path / "t")
     df = results.load(tmp_path / "t")
@@ -120,3 +121,22 @@ def test_settings_are_checked():
         tuning.settings({"seeds": 0})
     with pytest.raises(ValueError, match="unknown tuning key"):
         tuning.settings({"trials": 3})
+
+
+def test_a_small_categorical_space_is_searched_exhaustively(tmp_path):
+    """DP-XGBoost with its rounds pinned tunes the subsample over {0.2, 0.5, 0.8} (paper 001): each once."""
+    data = {"name": "synthetic", "task": "classification", "n_train": 1500, "n_test": 300, "d": 3}
+    exp = {**_exp(algorithm="dp_xgboost", n_trials=8), "datasets": [data]}
+    exp["algorithms"] = [{"name": "dp_xgboost", "params": {"n_rounds": 3}, "modes": ["tuned"]}]
+    run = expand(exp)[0]
+    spec = algorithms.get_spec("dp_xgboost")
+    assert tuning.search_space(spec, run.tuning).keys() == {"subsample"} and tuning.study_trials(spec, run.tuning) == 3
+    res = run_study(run, load_dataset(data, split_seed=run.data_seed), tmp_path)
+    assert res.trials == 3 and res.params["subsample"] in (0.2, 0.5, 0.8)
+    import optuna
+
+    storage = optuna.storages.JournalStorage(
+        optuna.storages.journal.JournalFileBackend(str(tmp_path / f"{study_key(run)}.log")))
+    trials = _finished(optuna.load_study(study_name=study_key(run), storage=storage))
+    assert sorted(t.params["subsample"] for t in trials) == [0.2, 0.5, 0.8]
+    assert tuning.study_trials(spec, {**run.tuning, "n_trials": 2}) == 2  # fewer trials than points: TPE

@@ -36,6 +36,7 @@ from dpbench.algorithms.base import COUNT, FRACTION, PRIVACY, DPEstimator, binar
 from dpbench.algorithms.registry import algorithm, get_spec, make
 from dpbench.privacy import PrivacyLedger, epsilon_from_mu_delta, exponential_mechanism
 from dpbench.privacy.composition import PARALLEL, tag
+from dpbench.tuning import search_space
 
 
 @dataclass
@@ -87,17 +88,17 @@ class _PrivateSelection(DPEstimator):
 
     task = "regression"  # of the algorithms selected among
     _parameter_constraints = {**PRIVACY, "algorithm": [str], "base_params": [dict, None],
-                              "n_candidates": COUNT,
-                              "validation_fraction": FRACTION}
+                              "n_candidates": COUNT, "validation_fraction": FRACTION, "pinned": [list, None]}
 
     def __init__(self, epsilon=1.0, delta=1e-6, algorithm="adassp", base_params=None, n_candidates=8,
-                 validation_fraction=0.2, random_state=None):
+                 validation_fraction=0.2, pinned=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.algorithm = algorithm
         self.base_params = base_params
         self.n_candidates = n_candidates
         self.validation_fraction = validation_fraction
+        self.pinned = pinned  # tuning-space names kept at base_params' values (tuning.search_space)
         self.random_state = random_state
 
     def _check_params(self) -> None:
@@ -118,7 +119,8 @@ class _PrivateSelection(DPEstimator):
             budget = {"epsilon": epsilon_from_mu_delta(mu / math.sqrt(k), self.delta), "delta": self.delta}
         else:
             budget = {"epsilon": self.epsilon / k, "delta": self.delta / k}
-        self.candidates_ = [{n: _draw(r, rng) for n, r in spec.tuning_space.items()} for _ in range(k)]  # data-free
+        space = search_space(spec, {"pinned": self.pinned or ()})
+        self.candidates_ = [{n: _draw(r, rng) for n, r in space.items()} for _ in range(k)]  # data-free
         val = rng.random(len(y)) < self.validation_fraction
         fit = ~val
         models = []
@@ -175,8 +177,9 @@ class PrivateSelectionClassifier(ClassifierMixin, _PrivateSelection):
     task = "classification"
 
     def __init__(self, epsilon=1.0, delta=1e-6, algorithm="boosted_adassp_clf", base_params=None, n_candidates=8,
-                 validation_fraction=0.2, random_state=None):
-        super().__init__(epsilon, delta, algorithm, base_params, n_candidates, validation_fraction, random_state)
+                 validation_fraction=0.2, pinned=None, random_state=None):
+        super().__init__(epsilon, delta, algorithm, base_params, n_candidates, validation_fraction, pinned,
+                         random_state)
 
     @staticmethod
     def _errors(model, X, y):

@@ -14,6 +14,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from dpbench import algorithms, tuning
 from dpbench.data import MissingDataError, get_spec, load_dataset
 from dpbench.runner.grid import RunSpec
 
@@ -72,7 +73,8 @@ def estimate(runs: list[RunSpec], studies, data_dir, n_jobs: int = 1) -> str:
     for s in studies:
         size = rows_times_columns(s.dataset)
         if size is not None:
-            total[s.algorithm] += seconds[s.algorithm] * size / base * s.tuning["n_trials"] * s.tuning["seeds"]
+            trials = tuning.study_trials(algorithms.get_spec(s.algorithm), s.tuning)
+            total[s.algorithm] += seconds[s.algorithm] * size / base * trials * s.tuning["seeds"]
     per_alg = ", ".join(f"{a} {t / 60:.1f}" for a, t in sorted(total.items(), key=lambda kv: -kv[1]))
     return (f"time estimate (rough: calibration fits scaled by n x d, one fit per trial seed): "
             f"{sum(total.values()) / 60 / max(1, n_jobs):.0f} min on {n_jobs} worker(s); "

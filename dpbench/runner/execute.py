@@ -108,7 +108,7 @@ def make_estimator(run: RunSpec, data):
         selector = "private_selection" if spec.task == "regression" else "private_selection_clf"
         spec, params = algorithms.get_spec(selector), {
             "algorithm": run.algorithm, "base_params": params, "n_candidates": run.tuning["n_candidates"],
-            "validation_fraction": run.tuning["validation_fraction"]}
+            "validation_fraction": run.tuning["validation_fraction"], "pinned": run.tuning.get("pinned")}
     if spec.private:
         params.update(epsilon=run.epsilon, delta=run.delta)
     return algorithms.make(spec.name, random_state=run.random_state, **params)

@@ -89,8 +89,9 @@ class Unit:
     attempts: dict[str, int] = field(default_factory=dict)  # run_id -> attempt (1 if absent); > 1 when redone
 
 
-def _algorithm_settings(entry) -> list[tuple[str, dict]]:
-    """An experiment's algorithm entry -> (name, params) settings (cartesian product over `grid`)."""
+def _algorithm_settings(entry) -> list[tuple[str, dict, list]]:
+    """An experiment's algorithm entry -> (name, params, pinned) settings (cartesian product over `grid`);
+    pinned: the tuning-space names the entry sets in `params` or `grid`, which tuning leaves as set."""
     if isinstance(entry, str):
         entry = {"name": entry}
     entry = dict(entry)
@@ -100,12 +101,13 @@ def _algorithm_settings(entry) -> list[tuple[str, dict]]:
     spec = algorithms.get_spec(entry["name"])
     base = dict(entry.get("params") or {})
     grid = dict(entry.get("grid") or {})
+    pinned = sorted((set(base) | set(grid)) & set(spec.tuning_space))
     settings = []
     for values in itertools.product(*grid.values()):
         params = {**base, **dict(zip(grid, values, strict=True))}
         est = algorithms.make(spec.name, **params)  # validates names (and values on fit)
         full = {k: v for k, v in est.get_params().items() if k not in ("epsilon", "delta", "random_state")}
-        settings.append((spec.name, {k: (list(v) if isinstance(v, tuple) else v) for k, v in full.items()}))
+        settings.append((spec.name, {k: (list(v) if isinstance(v, tuple) else v) for k, v in full.items()}, pinned))
     return settings
 
 
@@ -150,11 +152,16 @@ def expand(exp: Mapping) -> list[RunSpec]:
     tuning_settings = tuning.settings(exp.get("tuning"))
     runs = []
     for entry in exp["algorithms"]:
-        for name, params in _algorithm_settings(entry):
+        for name, params, pinned in _algorithm_settings(entry):
             spec = algorithms.get_spec(name)
             privacy = list(itertools.product(epsilons, deltas)) if spec.private else [(math.nan, math.nan)]
             for mode in _modes(entry, exp.get("tuning_mode", "fixed"), spec):
                 settings = {k: tuning_settings[k] for k in tuning.MODE_KEYS.get(mode, ())}
+                if settings and pinned:  # only then, so other runs' identities are as before
+                    if not set(spec.tuning_space) - set(pinned):
+                        raise ValueError(f"algorithm {name!r} sets every hyperparameter it could tune ({pinned}) "
+                                         f"in params/grid: nothing left for mode {mode}")
+                    settings["pinned"] = pinned
                 for ds, (eps, dlt), seed in itertools.product(datasets, privacy, seeds):
                     if dataset_task(ds) == spec.task:
                         runs.append(RunSpec(name, params, ds, eps, dlt, mode, seed, split, settings))

@@ -59,6 +59,28 @@ def settings(tuning: Mapping | None) -> dict:
     return out
 
 
+def search_space(spec, run_tuning: Mapping) -> dict:
+    """The ranges a tuned or privately selected run searches: the algorithm's tuning space without the names
+    its experiment entry pins (sets in `params` or `grid`, e.g. paper 001's rounds for DP-XGBoost)."""
+    pinned = set(run_tuning.get("pinned", ()))
+    return {k: r for k, r in spec.tuning_space.items() if k not in pinned}
+
+
+def exhaustive_grid(space: Mapping, n_trials: int) -> dict | None:
+    """The space as a grid {name: choices} when it is categorical only with at most n_trials points (then a
+    study tries each point once); else None (a TPE study of n_trials)."""
+    if not space or any(r["type"] != "categorical" for r in space.values()):
+        return None
+    grid = {n: list(r["choices"]) for n, r in space.items()}
+    return grid if math.prod(map(len, grid.values())) <= n_trials else None
+
+
+def study_trials(spec, run_tuning: Mapping) -> int:
+    """The number of trials a run's study runs."""
+    grid = exhaustive_grid(search_space(spec, run_tuning), run_tuning["n_trials"])
+    return math.prod(map(len, grid.values())) if grid else run_tuning["n_trials"]
+
+
 def suggest(trial, name: str, space: Mapping):
     """One hyperparameter from a registry range (dpbench.algorithms.registry): float / int (log or not) or
     categorical."""

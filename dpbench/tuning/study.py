@@ -10,12 +10,16 @@ A trial fits `seeds` estimators (each its own noise) on the fit part and scores 
 the objective is their mean.  `batch_trials` trials are asked of the TPE sampler at once (constant liar) and
 all their fits go through the algorithms' batched path together.  A trial in which any fit raises is
 recorded as failed.  The sampler is seeded from the study key; a resumed study draws different (equally
-valid) trials from an uninterrupted one, because TPE's state is rebuilt from the stored trials.
+valid) trials from an uninterrupted one, because TPE's state is rebuilt from the stored trials.  A space of
+categorical choices only, with no more points than n_trials (paper 001's DP-XGBoost subsample in {0.2, 0.5,
+0.8}), is searched exhaustively instead: each point is queued once, so the study has as many trials as
+points.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import math
 from collections.abc import Callable
@@ -115,22 +119,26 @@ def run_study(run: RunSpec, data, storage_dir: Path, stop: Callable[[], bool] = 
 
     optuna.logging.set_verbosity(logging.WARNING)
     cfg, spec, key = run.tuning, algorithms.get_spec(run.algorithm), study_key(run)
+    space = tuning.search_space(spec, cfg)
     entropy = int(key, 16)
     column, lower = objective_metric(run, data.task)
     fit_data = validation_split(data, cfg["validation_fraction"], entropy % 2**32)
+    grid, n_trials = tuning.exhaustive_grid(space, cfg["n_trials"]), tuning.study_trials(spec, cfg)
     sampler = optuna.samplers.TPESampler(seed=entropy % 2**32, constant_liar=True)
     study = optuna.create_study(study_name=key, storage=_storage(storage_dir / f"{key}.log"), sampler=sampler,
                                 direction="minimize" if lower else "maximize", load_if_exists=True)
-    while len(_finished(study)) < cfg["n_trials"] and not stop():
-        k = min(cfg["batch_trials"], cfg["n_trials"] - len(_finished(study)))
+    for point in itertools.product(*grid.values()) if grid else ():  # queued once, asked before any sampling
+        study.enqueue_trial(dict(zip(grid, point, strict=True)), skip_if_exists=True)
+    while len(_finished(study)) < n_trials and not stop():
+        k = min(cfg["batch_trials"], n_trials - len(_finished(study)))
         trials = [study.ask() for _ in range(k)]
-        param_sets = [{n: tuning.suggest(t, n, r) for n, r in spec.tuning_space.items()} for t in trials]
+        param_sets = [{n: tuning.suggest(t, n, r) for n, r in space.items()} for t in trials]
         for trial, value in zip(trials, _score_trials(run, fit_data, param_sets, cfg["seeds"], column), strict=True):
             if math.isfinite(value):
                 study.tell(trial, value)
             else:
                 study.tell(trial, state=TrialState.FAIL)
-    considered = _finished(study)[: cfg["n_trials"]]
+    considered = _finished(study)[:n_trials]
     complete = [t for t in considered if t.state == TrialState.COMPLETE]
     if not complete:
         return StudyResult({}, math.nan, len(considered), error=f"no successful trial among {len(considered)}")
