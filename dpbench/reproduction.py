@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
@@ -22,15 +23,33 @@ VERDICTS = {True: "reproduced", False: "not reproduced", None: "undecided"}
 SWEEP_LOG = "sweeps.jsonl"  # one line per finished sweep command: its wall time and runs (written by cmd_sweep)
 
 
+@lru_cache(maxsize=1)
+def experiment_run_ids() -> dict[str, frozenset]:
+    """The run ids of every shipped experiment's grid, by the sweep (results directory) it writes to; several
+    experiments may write to one (paper001 and paper001_leaves)."""
+    from dpbench import config
+    from dpbench.runner.grid import expand
+
+    ids: dict[str, set] = {}
+    for name in config.experiment_names():
+        exp = config.experiment(config.validate(config.compose([f"experiment={name}"])))
+        ids.setdefault(exp["name"], set()).update(r.run_id for r in expand(exp))
+    return {k: frozenset(v) for k, v in ids.items()}
+
+
 def load_results(results_dir: Path, name: str) -> pd.DataFrame:
-    """The results of the sweep or analysis `name`: a sweep's runs of its latest grid (config.json), or an
+    """The results of the sweep or analysis `name`: a sweep's finished runs of the grids of the experiments
+    that write to it (so runs made in parts, e.g. a few seeds at a time, count together, and runs of an
+    older grid do not), or of its latest grid (config.json) for a sweep no shipped experiment names; or an
     analysis' table.  FileNotFoundError when there are none."""
     out = Path(results_dir) / name
     table = out / f"{name}.parquet"
     if (out / results.PARTS).is_dir():
         df = results.load(out)
         grid = out / "config.json"
-        if grid.exists():
+        if name in experiment_run_ids():
+            df = df[df["run_id"].isin(experiment_run_ids()[name])]
+        elif grid.exists():
             from dpbench.runner.grid import expand
 
             try:

@@ -102,14 +102,15 @@ FIGURES = [
 
 @analysis("paper001_figures", "paper 001 Figs 2-10 from the paper001 sweep (results/paper001)")
 def paper001_figures(out: Path, smoke: bool) -> list[Path]:
-    from dpbench import plots, results
+    from dpbench import plots
+    from dpbench.reproduction import load_results
 
     source = out.parent / ("paper001_smoke" if smoke else "paper001")
     if not (source / "parts").exists():
         experiment = "smoke/paper001" if smoke else "paper001"
         print(f"no results in {source}: run `python -m dpbench sweep experiment={experiment}` first")
         return []
-    df = results.load(source)
+    df = load_results(out.parent, source.name)  # the runs of the paper001 (and paper001_leaves) grids
     written = []
     for name, plot in FIGURES:
         if plot["kind"] == "dpebm_leaves" and ("param_max_leaves" not in df or df["param_max_leaves"].nunique() < 2):
