@@ -38,24 +38,23 @@ def experiment_run_ids() -> dict[str, frozenset]:
 
 
 def load_results(results_dir: Path, name: str) -> pd.DataFrame:
-    """The results of the sweep or analysis `name`: a sweep's finished runs of the grids of the experiments
-    that write to it (so runs made in parts, e.g. a few seeds at a time, count together, and runs of an
-    older grid do not), or of its latest grid (config.json) for a sweep no shipped experiment names; or an
-    analysis' table.  FileNotFoundError when there are none."""
+    """The results of the sweep or analysis `name`: a sweep's finished runs of its latest grid (config.json)
+    and of the grids of the shipped experiments that write to it (so runs made in parts, e.g. a few seeds at
+    a time, count together, and runs of an older grid do not); or an analysis' table.  FileNotFoundError
+    when there are none."""
     out = Path(results_dir) / name
     table = out / f"{name}.parquet"
     if (out / results.PARTS).is_dir():
         df = results.load(out)
         grid = out / "config.json"
-        if name in experiment_run_ids():
-            df = df[df["run_id"].isin(experiment_run_ids()[name])]
-        elif grid.exists():
+        if grid.exists():
             from dpbench.runner.grid import expand
 
             try:
-                df = df[df["run_id"].isin({r.run_id for r in expand(json.loads(grid.read_text()))})]
+                ids = {r.run_id for r in expand(json.loads(grid.read_text()))}
             except (ValueError, TypeError, KeyError):  # a grid this version cannot expand: all its rows
-                pass
+                return df
+            df = df[df["run_id"].isin(ids | experiment_run_ids().get(name, frozenset()))]
         return df
     if table.exists():
         return pd.read_parquet(table)

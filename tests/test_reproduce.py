@@ -68,3 +68,17 @@ def test_report_of_an_empty_directory_lists_the_claims_as_not_run(tmp_path):
     assert secs and all(s.error == "not run" for s in secs)
     assert all(v.holds is None for s in secs for _, v in s.claims)
     assert "undecided" in to_html(secs)
+
+
+def test_a_sweep_run_in_parts_is_read_whole(tmp_path, monkeypatch):
+    """Seeds run a few at a time count together; runs of a grid that is neither the latest nor the shipped
+    experiment's (here epsilon 0.7) are not read."""
+    monkeypatch.setenv("DPBENCH_OFFLINE", "1")
+    base = ["sweep", "experiment=quickstart", f"results_dir={tmp_path}", "runner.progress=false",
+            "runner.backend=sequential", "runner.n_jobs=1"]
+    for part in (["epsilons=[0.7]", "seeds=[0]"], ["epsilons=[1.0]", "seeds=[0]"], ["epsilons=[1.0]", "seeds=[1]"]):
+        assert main(base + part) == 0
+    df = load_results(tmp_path, "quickstart")
+    private = df[df["algorithm"] != "ols"]
+    assert set(private["seed"]) == {0, 1} and set(private["epsilon"]) == {1.0}
+    assert len(results.load(tmp_path / "quickstart")) > len(df)  # the epsilon-0.7 runs are still on disk
