@@ -19,6 +19,8 @@ EXPECTED_FAILURES = {
     "robgd": {"check_regressors_train": "on ~200 rows the private norm histogram is empty: the zero model"},
     "ambssgd": {"check_regressors_train": "on ~200 rows the private threshold histograms are empty: no step"},
     "dp_ebm": {"check_regressors_train": NOISE_DOMINATED},
+    "dp_ebm_clf": {"check_classifiers_train": "its private feature bounds from ~200 rows at eps 0.05 are noise: "
+                                              "the bins miss the data (the point of DP)"},
     "private_selection": {"check_regressors_train": NOISE_DOMINATED},
     "private_selection_clf": {"check_classifiers_train": "random candidates at eps / 3 each, fitted on 80% of"
                                                          " ~200 rows: noise-dominated (the point of DP)"},

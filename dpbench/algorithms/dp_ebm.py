@@ -53,8 +53,20 @@ process.  Before each fit the interpret functions this argument reads are finger
 0.7.8's: if interpret moved, fit raises InterpretChangedError naming what changed instead of running
 unverified code.
 
-Also: every feature is clipped to its public bounds at fit and predict time; the regression target to
-[-y_bound, y_bound] (passed as `privacy_target_min/max`); interpret is seeded with an int drawn from the
+Private feature bounds (classifier, `bound_quantile`; dpbench's addition): interpret bins each feature over
+its bounds, and one symmetric public bound cannot suit raw columns of different scales (cod-rna: a free
+energy in the thousands next to frequencies in [0, 0.5]; with one bound DP-EBM learns nothing there).
+interpret's own default takes the bounds from the data, unaccounted.  dpbench instead estimates each
+continuous feature's `bound_quantile` and 1 - `bound_quantile` quantiles privately, each by the exponential
+mechanism over the cells [c_k, c_k+1] of a public grid (0 and +-10^(k/10) inside [-x_bound, x_bound]) with
+utility -max(0, q n - #{x_i <= c_k+1}, #{x_i < c_k} - q n), zero for the cells holding the quantile
+(sensitivity 1 under add/remove: each count moves by at most 1 and q n by q), spending `bound_budget_frac`
+of epsilon in all (basic composition, pure DP); the bounds are the low edge of the first cell drawn and
+the high edge of the second.  interpret gets the rest of epsilon and all of delta, and bins each feature
+over its private bounds.
+
+Also: every feature is clipped to its public (or private) bounds at fit and predict time; the regression
+target to [-y_bound, y_bound] (passed as `privacy_target_min/max`); interpret is seeded with an int drawn from the
 Generator of random_state (its warning about a fixed seed is silenced: replayability is dpbench's
 contract).  If interpret fails, fit raises RuntimeError naming the cause and the runner records a failed run.
 """
@@ -69,7 +81,7 @@ import threading
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from interpret.privacy import DPExplainableBoostingClassifier, DPExplainableBoostingRegressor
@@ -89,7 +101,7 @@ from dpbench.algorithms.base import (
     clip_values,
 )
 from dpbench.algorithms.registry import CLIP_BOUND, LEAVES, ROUNDS, algorithm
-from dpbench.privacy import PrivacyLedger, mu_from_epsilon_delta
+from dpbench.privacy import PrivacyLedger, exponential_mechanism, mu_from_epsilon_delta
 
 FEATURE_TYPES = ("continuous", "nominal")
 INDICATOR_BOUNDS = (0.0, 1.0)  # a 'nominal' column is a one-hot indicator (dpbench's encoding)
@@ -346,6 +358,14 @@ def _private_interpret(score_range: tuple[float, float] | None):
                     setattr(importlib.import_module(module), name, _swap["originals"].pop((module, name)))
 
 
+def quantile_grid(x_bound: float) -> np.ndarray:
+    """The public candidates of the private bounds: 0 and +-10^(k/10) (k >= -30) inside [-x_bound, x_bound]."""
+    top = math.floor(10 * math.log10(x_bound) + 1e-9)
+    pos = 10.0 ** (np.arange(-30, top + 1) / 10) if top >= -30 else np.zeros(0)
+    pos = pos[pos <= x_bound]
+    return np.concatenate([-pos[::-1], [0.0], pos])
+
+
 def reachable_score_range(model) -> tuple[float, float]:
     """Min and max over the feature box of a fitted additive model (bins 1..-2; 0 and -1: missing, unseen)."""
     lows = sum(float(np.min(t[1:-1])) for t in model.term_scores_)
@@ -383,9 +403,33 @@ class _DPEBMMixin:
     def _clip(self, X: np.ndarray) -> np.ndarray:
         return np.clip(X, self.clip_bounds_[:, 0], self.clip_bounds_[:, 1])
 
+    def _private_bounds(self, X: np.ndarray, bounds: np.ndarray, epsilon: float, rng, ledger) -> np.ndarray:
+        """Each continuous feature's (q, 1 - q) quantiles by the exponential mechanism (module docstring)."""
+        q = float(self.bound_quantile)
+        grid = quantile_grid(float(self.x_bound))
+        continuous = [j for j, t in enumerate(self._feature_types(X.shape[1])) if t != "nominal"]
+        eps_each = epsilon / (2 * len(continuous))
+        out = bounds.copy()
+        for j in continuous:
+            col = np.sort(np.clip(X[:, j], -self.x_bound, self.x_bound))
+            below = np.searchsorted(col, grid[:-1], side="left")  # cell k = [grid k, grid k+1]: # x < its low
+            upto = np.searchsorted(col, grid[1:], side="right")  # and # x <= its high
+            cells = [exponential_mechanism(
+                -eps_each * np.maximum(0, np.maximum(level * len(X) - upto, below - level * len(X))) / 2,
+                eps_each, 0.0, rng, ledger, f"DP-EBM bounds: feature {j} quantile {level:g}") for level in (q, 1 - q)]
+            out[j] = grid[min(cells)], grid[max(cells) + 1]
+        return out
+
     def _fit_interpret(self, cls, X, y, rng, ledger: PrivacyLedger, **target_bounds):
         d = X.shape[1]
+        ledger.accountant = "basic"
         self.clip_bounds_ = self._clip_bounds(d)
+        self.interpret_epsilon_ = float(self.epsilon)
+        has_continuous = any(t != "nominal" for t in self._feature_types(d))
+        if getattr(self, "bound_quantile", None) is not None and has_continuous:
+            bounds_eps = self.epsilon * self.bound_budget_frac
+            self.clip_bounds_ = self._private_bounds(X, self.clip_bounds_, bounds_eps, rng, ledger)
+            self.interpret_epsilon_ = float(self.epsilon - bounds_eps)
         model = cls(
             feature_types=["continuous"] * d,  # never 'nominal': interpret takes the categories from the data
             privacy_bounds=self.clip_bounds_.copy(),
@@ -394,7 +438,7 @@ class _DPEBMMixin:
             learning_rate=self.learning_rate,
             max_bins=self.max_bins,
             bin_budget_frac=self.bin_budget_frac,
-            epsilon=self.epsilon,
+            epsilon=self.interpret_epsilon_,
             delta=self.delta,
             outer_bags=1,  # several bags would be weighted by their sizes
             validation_size=0,  # no validation split, hence no early stopping
@@ -425,8 +469,8 @@ class _DPEBMMixin:
 
     def _record(self, model, ledger: PrivacyLedger, d: int, score_range) -> None:
         """Two entries (interpret's split, basic composition), noise scales checked against dpbench's accounting."""
-        bin_eps, bin_delta = self.epsilon * self.bin_budget_frac, self.delta / 2
-        boost_eps, boost_delta = self.epsilon - bin_eps, self.delta - bin_delta
+        bin_eps, bin_delta = self.interpret_epsilon_ * self.bin_budget_frac, self.delta / 2
+        boost_eps, boost_delta = self.interpret_epsilon_ - bin_eps, self.delta - bin_delta
         domain = 1.0 if score_range is None else score_range[1] - score_range[0]
         queries = self.n_rounds * d
         s_bin = gdp_noise_multi(d, bin_eps, bin_delta)
@@ -435,7 +479,6 @@ class _DPEBMMixin:
             found = float(getattr(model, name))
             if not math.isclose(found, expected, rel_tol=1e-12):
                 raise InterpretChangedError(f"interpret's {name} is {found}; dpbench's accounting gives {expected}")
-        ledger.accountant = "basic"
         ledger.record_dp(f"DP-EBM binning: {2 * (self.max_bins - 1)}-bin histogram of each of the {d} clipped "
                          f"features (GDP over {d} queries, in interpret)", "interpret_binning",
                          bin_eps, bin_delta, sensitivity=1.0, noise_scale=float(model.noise_scale_binning_))
@@ -519,16 +562,26 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
     Labels are bounded by construction (interpret's domain size 1: the
     log-loss gradient p - y lies in (-1, 1) whatever the model).  Defaults
     as DPEBMRegressor except max_leaves = 100, the setting of paper 001's
-    main figures.  decision_function is interpret's log-odds.
+    main figures, and the feature bounds: private 1% / 99% quantiles on 5% of
+    epsilon inside the public [-1e5, 1e5] (module docstring; paper 001's raw
+    columns span six decades).  bound_quantile=None: the public
+    [-x_bound, x_bound] for every feature, as the regressor.
+    decision_function is interpret's log-odds.
     """
 
     composes_in_gdp = False  # interpret's noise, basic composition
+
+    _parameter_constraints = {**_DPEBMMixin._parameter_constraints,
+                              "bound_quantile": [None, Interval(Real, 0, 0.5, closed="neither")],
+                              "bound_budget_frac": [Interval(Real, 0, 1, closed="neither")]}
 
     def __init__(
         self,
         epsilon=1.0,
         delta=1e-6,
-        x_bound=1.0,
+        x_bound=1e5,
+        bound_quantile=0.01,
+        bound_budget_frac=0.05,
         n_rounds=300,
         max_leaves=100,
         learning_rate=0.01,
@@ -540,6 +593,8 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
         self.epsilon = epsilon
         self.delta = delta
         self.x_bound = x_bound
+        self.bound_quantile = bound_quantile
+        self.bound_budget_frac = bound_budget_frac
         self.n_rounds = n_rounds
         self.max_leaves = max_leaves
         self.learning_rate = learning_rate
