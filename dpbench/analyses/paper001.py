@@ -71,7 +71,8 @@ def clf_timing(out: Path, smoke: bool) -> list[Path]:
     rounds, reps = (20, 1) if smoke else (1000, 3)
     d = _data("telco")
     rows = []
-    for name, params in (("boosted_adassp_clf", {"loss": "squared"}), ("dp_ebm_clf", {"max_leaves": 100})):
+    types = {"feature_types": list(d.feature_types)}  # as the runner passes them
+    for name, params in (("boosted_adassp_clf", {"loss": "squared"}), ("dp_ebm_clf", {"max_leaves": 100, **types})):
         for rep in range(reps):
             est = algorithms.make(name, epsilon=1.0, n_rounds=rounds, random_state=rep, **params)
             t0 = time.perf_counter()
