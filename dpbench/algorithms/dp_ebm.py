@@ -426,6 +426,7 @@ class _DPEBMMixin:
         self.clip_bounds_ = self._clip_bounds(d)
         self.interpret_epsilon_ = float(self.epsilon)
         has_continuous = any(t != "nominal" for t in self._feature_types(d))
+        # private bounds are the classifier's parameters only (the regressor's run ids stay as they were)
         if getattr(self, "bound_quantile", None) is not None and has_continuous:
             bounds_eps = self.epsilon * self.bound_budget_frac
             self.clip_bounds_ = self._private_bounds(X, self.clip_bounds_, bounds_eps, rng, ledger)

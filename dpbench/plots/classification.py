@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 
 from dpbench.plots import common, figure
-from dpbench.tuning import MODE_LABELS
 
 ROUNDS_METHODS = ("boosted_adassp_clf", "dp_ebm_clf", "dp_xgboost")
 LEAF_COLORS = {1: "tab:olive", 10: "tab:cyan", 100: "tab:red", 1000: "k"}
@@ -29,13 +28,10 @@ LEAF_COLORS = {1: "tab:olive", 10: "tab:cyan", 100: "tab:red", 1000: "k"}
 def method_of(df: pd.DataFrame) -> pd.Series:
     """The name of a row's method: the algorithm's label, with the loss for BoostedAdaSSP / boosted linear and
     the tuning mode when it is not fixed (paper 001 tunes DP-XGBoost's subsample)."""
-    label = df["algorithm"].map(common.algorithm_label)
+    label = common.by_mode(df)["algorithm"].map(common.algorithm_label)
     if "param_loss" in df:
         loss = df["param_loss"].where(df["param_loss"].notna() & df["algorithm"].str.contains("boosted"))
         label = label.where(loss.isna(), label + " (" + loss.fillna("") + ")")
-    if "tuning_mode" in df:
-        mode = df["tuning_mode"].map(lambda m: MODE_LABELS.get(m, m).lower())
-        label = label.where(df["tuning_mode"].isin(["fixed"]) | df["tuning_mode"].isna(), label + ", " + mode)
     return label
 
 
