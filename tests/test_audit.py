@@ -22,6 +22,7 @@ from dpbench.privacy.audit import (
     clopper_pearson_upper,
     epsilon_lower_bound,
     mu_lower_bound,
+    power_check,
     run_audit,
 )
 
@@ -145,9 +146,13 @@ def test_audit_is_reproducible_and_independent_of_chunking(broken_algorithms):
 # ----------------------------------------------------------------------------- designs and CLI
 
 
+CLASSIFIER_DESIGNS = ("rare_label", "one_class")
+
+
 @pytest.mark.parametrize("name", DESIGNS)
 def test_designs_are_deterministic_and_add_one_record(name):
-    spec = algorithms.get_spec("boosted_adassp_clf" if name == "rare_label" else "ssp")
+    spec = algorithms.get_spec({"selection_split": "private_selection"}.get(
+        name, "boosted_adassp_clf" if name in CLASSIFIER_DESIGNS else "ssp"))
     a, b = DESIGNS[name](spec), DESIGNS[name](spec)
     if a is None:  # branch_n without an audit_branch_n
         assert name == "branch_n" and spec.audit_branch_n is None
@@ -198,3 +203,15 @@ def test_every_private_algorithm_passes_a_fast_audit():
     print(table.drop(columns=["error", "test"]).to_string())
     assert set(table["algorithm"]) == set(names)
     assert not (table["verdict"] == "violation").any(), table[table["verdict"] == "violation"].to_string()
+    # whether a fit raises or returns NaN is a release: no private fit may fail on any design (n = 0, one
+    # class, a record at 1e200, empty selection parts included)
+    assert (table["failures"] == 0).all(), table[table["failures"] > 0][["algorithm", "design", "error"]].to_string()
+
+
+@pytest.mark.parametrize("name", [n for n in algorithms.available() if algorithms.get_spec(n).private])
+def test_the_audit_catches_a_weakened_copy_of_every_private_algorithm(name):
+    """Power: on the algorithm's `power` design, a copy with every noise scale x 0.1 (the ledger unchanged) is a
+    violation at eps 1, so a release whose noise is too small (noise times mu, a missing sqrt(T) split, a
+    halved sensitivity) cannot pass the audit unseen."""
+    row = power_check(name)
+    assert row["verdict"] == "violation", row

@@ -2,7 +2,9 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+from sklearn.base import is_classifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpbench import algorithms
@@ -27,6 +29,26 @@ EXPECTED_FAILURES = {
 }
 
 
+EMPTY_DATA = ("a private fit returns a model on 0 rows: n is not public, so the empty dataset is a neighbour of "
+              "every one-record dataset and raising there would be a release (test_private_fits_accept_zero_rows)")
+
+
+PUBLIC_CLASSES = ("sklearn's check labels its rows {1, 2}, {0, 1, 2} or strings; a private classifier's label "
+                  "set is its public `classes` parameter ([0, 1] here), never read from the rows "
+                  "(test_private_classifiers_take_their_label_set_from_classes)")
+LABEL_CHECKS = ("check_estimators_dtypes", "check_classifier_data_not_an_array", "check_classifiers_classes",
+                "check_fit2d_1feature")
+
+
+def expected_failures(est) -> dict:
+    failures = dict(EXPECTED_FAILURES.get(est._dpbench_name, {}))
+    if est.private:
+        failures["check_estimators_empty_data_messages"] = EMPTY_DATA
+    if est.private and is_classifier(est):
+        failures.update(dict.fromkeys(LABEL_CHECKS, PUBLIC_CLASSES))
+    return failures
+
+
 def estimators():
     for name in algorithms.available():
         spec = algorithms.get_spec(name)
@@ -37,7 +59,7 @@ def estimators():
 
 
 @parametrize_with_checks(list(estimators()),
-                         expected_failed_checks=lambda est: EXPECTED_FAILURES.get(est._dpbench_name, {}))
+                         expected_failed_checks=expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -54,3 +76,33 @@ def test_registry_entry_is_complete(name):
     if spec.private:
         assert {"epsilon", "delta", "random_state"} <= set(params)
     assert (CONF / f"{name}.yaml").exists(), f"dpbench/conf/algorithm/{name}.yaml is missing"
+
+
+@pytest.mark.parametrize("name", [n for n in algorithms.available() if algorithms.get_spec(n).private])
+def test_private_fits_accept_zero_rows_and_reject_zero_features(name):
+    """What check_estimators_empty_data_messages would check, minus the part a private fit must not do."""
+    spec = algorithms.get_spec(name)
+    est = algorithms.make(name, **spec.audit_params, random_state=0).fit(np.zeros((0, 3)), np.zeros(0))
+    out = est.decision_function(np.eye(3)) if spec.task == "classification" else est.predict(np.eye(3))
+    assert np.all(np.isfinite(out))
+    with pytest.raises(ValueError, match="0 feature"):
+        algorithms.make(name, **spec.audit_params, random_state=0).fit(np.zeros((12, 0)), np.zeros(12))
+
+
+@pytest.mark.parametrize("name", algorithms.available("classification"))
+def test_private_classifiers_take_their_label_set_from_classes(name):
+    """sklearn's label checks, as a private classifier meets them: any two labels through `classes`, integer and
+    float features, one class or none in the rows, and a label outside the set is a ValueError naming it."""
+    spec = algorithms.get_spec(name)
+    if not spec.private:
+        return
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3)) / 3
+    y = np.where(X[:, 0] > 0, "two", "one")
+    est = algorithms.make(name, **spec.audit_params, classes=["one", "two"], random_state=0)
+    for Xc, yc in [(X, y), (X.astype(np.float32), y), ((X * 10).astype(int), y), (X, np.full(40, "one")),
+                   (X[:0], y[:0])]:
+        assert set(est.fit(Xc, yc).predict(X)) <= {"one", "two"}
+        assert list(est.classes_) == ["one", "two"]
+    with pytest.raises(ValueError, match=r"label\(s\) \['three'\] outside"):
+        est.fit(X, np.where(y == "two", "three", y))

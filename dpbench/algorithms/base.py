@@ -29,10 +29,13 @@ LR_SCHEDULES = ("constant", "1/t", "1/sqrt(t)")
 SCHEDULE = [StrOptions(set(LR_SCHEDULES))]
 PRIVACY = {"epsilon": POSITIVE, "delta": FRACTION, "random_state": "no_validation"}
 FIT_INTERCEPT = {"fit_intercept": ["boolean"]}
+CLASSES = {"classes": ["array-like"]}  # a private classifier's public label set [negative, positive]
 
 
-def check_X_y(X, y=None, *, allow_empty_columns: bool = True):
-    """Float arrays, finite, matching lengths, non-empty; ValueError naming the problem."""
+def check_X_y(X, y=None, *, allow_empty_columns: bool = True, allow_empty_rows: bool = False):
+    """Float arrays, finite, matching lengths, non-empty (rows: unless `allow_empty_rows`); ValueError naming
+    the problem.  Private fits allow 0 rows: n is not public, so the empty dataset is a neighbour of every
+    one-record dataset and must give a model like any other (DESIGN.md, "Failures are releases")."""
     X = np.asarray(X, dtype=float) if not hasattr(X, "toarray") else np.asarray(X.toarray(), dtype=float)
     if X.ndim == 1:
         raise ValueError(
@@ -40,7 +43,7 @@ def check_X_y(X, y=None, *, allow_empty_columns: bool = True):
         )
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
-    if X.shape[0] == 0:
+    if X.shape[0] == 0 and not allow_empty_rows:
         raise ValueError("X is empty: it has 0 samples")
     if X.shape[1] == 0 and not allow_empty_columns:
         raise ValueError("X has 0 features")
@@ -60,6 +63,18 @@ def check_X_y(X, y=None, *, allow_empty_columns: bool = True):
     return X, y
 
 
+def validate_fit_data(est, X, y, **kwargs):
+    """fit's input checks: dpbench's messages first, then scikit-learn's bookkeeping (n_features_in_, names).
+
+    Private estimators accept 0 rows (see check_X_y); a model with an intercept accepts 0 features.
+    """
+    private = getattr(est, "private", False)
+    check_X_y(X, y, allow_empty_rows=private)
+    min_features = 0 if getattr(est, "fit_intercept", False) else 1
+    return validate_data(est, X, y, dtype=float, ensure_min_features=min_features,
+                         ensure_min_samples=0 if private else 1, **kwargs)
+
+
 def random_parts(n: int, probabilities, rng: np.random.Generator) -> list[np.ndarray]:
     """Row indices of each part when every row joins part j with probability probabilities[j], independently.
 
@@ -74,10 +89,22 @@ def random_parts(n: int, probabilities, rng: np.random.Generator) -> list[np.nda
     return np.split(order, np.cumsum(np.bincount(label, minlength=p.size))[:-1])
 
 
+def row_norms(X: np.ndarray) -> np.ndarray:
+    """||x_i|| of each row, without overflow: rows whose plain norm overflows (entries near 1e154 and above,
+    all finite input) are recomputed scaled by their largest entry, so a finite record never gives inf or NaN."""
+    with np.errstate(over="ignore"):
+        norms = np.linalg.norm(X, axis=1)
+    big = ~np.isfinite(norms)
+    if big.any():
+        scale = np.abs(X[big]).max(axis=1)
+        with np.errstate(over="ignore"):
+            norms[big] = scale * np.linalg.norm(X[big] / scale[:, None], axis=1)  # inf only beyond float range
+    return norms
+
+
 def clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
-    """Row-norm clipping x * min(1, C / ||x||) (not normalisation)."""
-    norms = np.linalg.norm(X, axis=1)
-    return X * (bound / np.maximum(norms, bound))[:, None]
+    """Row-norm clipping x * min(1, C / ||x||) (not normalisation); overflow-safe for any finite row."""
+    return X * (bound / np.maximum(row_norms(X), bound))[:, None]
 
 
 def clip_values(v: np.ndarray, bound: float) -> np.ndarray:
@@ -166,9 +193,7 @@ class LinearFeatureMap:
         """fit's preamble for a batch: each run's checks, Generator, ledger and mu; the data validated once."""
         starts = [est._start_fit() for est in estimators]
         first = estimators[0]
-        check_X_y(X, y)
-        min_features = 0 if getattr(first, "fit_intercept", False) else 1
-        X, y = validate_data(first, X, y, dtype=float, y_numeric=y_numeric, ensure_min_features=min_features)
+        X, y = validate_fit_data(first, X, y, y_numeric=y_numeric)
         for est in estimators[1:]:
             est.n_features_in_ = first.n_features_in_
             if hasattr(first, "feature_names_in_"):
@@ -186,9 +211,7 @@ class DPLinearRegressor(LinearFeatureMap, RegressorMixin, DPEstimator):
 
     def fit(self, X, y):
         rng, mu = self._start_fit()
-        check_X_y(X, y)  # dpbench's messages first; then sklearn's bookkeeping (n_features_in_, names)
-        min_features = 0 if getattr(self, "fit_intercept", False) else 1  # zero-dimensional case: intercept only
-        X, y = validate_data(self, X, y, dtype=float, y_numeric=True, ensure_min_features=min_features)
+        X, y = validate_fit_data(self, X, y, y_numeric=True)
         self._set_theta(self._fit_theta(self._features(X), y, mu, rng, self.privacy_ledger_))
         return self
 
@@ -206,7 +229,11 @@ class DPLinearRegressor(LinearFeatureMap, RegressorMixin, DPEstimator):
 
 
 def binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
-    """(classes_, y01): the two sorted classes and y coded 0/1 (1 = classes_[1], the positive class)."""
+    """(classes_, y01): the two sorted classes found in y and y coded 0/1 (1 = classes_[1]).
+
+    Non-private classifiers only: a private one reads its label set from the public `classes` parameter
+    (`public_binary_labels`), since whether the rows hold one class or two is private.
+    """
     y_type = type_of_target(y, input_name="y", raise_unknown=True)
     if y_type != "binary":
         raise ValueError(f"Only binary classification is supported. The type of the target is {y_type}.")
@@ -214,6 +241,28 @@ def binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
     if len(classes) != 2:
         raise ValueError(f"y has only 1 class ({classes[0]!r}); binary classification needs two")
     return classes, y01.astype(float)
+
+
+def public_binary_labels(y, classes) -> tuple[np.ndarray, np.ndarray]:
+    """(classes_, y01) for a private classifier: the label set is the public `classes` = [negative, positive]
+    (the dataset schema's; default [0, 1]), never read from the rows, so a fit on rows of one class, or of none,
+    is a fit like any other.  A label outside the set is outside the data domain: ValueError naming it."""
+    classes = np.asarray(classes)
+    if classes.ndim != 1 or len(classes) != 2 or classes[0] == classes[1]:
+        raise ValueError(f"classes must be two distinct labels [negative, positive], got {classes.tolist()!r}")
+    y = np.asarray(y)
+    y_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if y_type == "continuous":
+        raise ValueError("Unknown label type: continuous. A classifier needs labels from its public label set "
+                         f"classes={classes.tolist()}")
+    if y_type != "binary":
+        raise ValueError(f"Only binary classification is supported. The type of the target is {y_type}.")
+    positive, negative = y == classes[1], y == classes[0]
+    if not np.all(positive | negative):
+        outside = np.unique(y[~(positive | negative)])[:5].tolist()
+        raise ValueError(f"y holds label(s) {outside} outside the public label set classes={classes.tolist()}; "
+                         "pass classes=[negative, positive]")
+    return classes, positive.astype(float)
 
 
 class DPClassifier(ClassifierMixin, DPEstimator):
@@ -226,12 +275,14 @@ class DPClassifier(ClassifierMixin, DPEstimator):
 
     def fit(self, X, y):
         rng, mu = self._start_fit()
-        check_X_y(X, y)
-        min_features = 0 if getattr(self, "fit_intercept", False) else 1
-        X, y = validate_data(self, X, y, dtype=float, ensure_min_features=min_features)
-        self.classes_, y01 = binary_labels(y)
+        X, y = validate_fit_data(self, X, y)
+        self.classes_, y01 = self._labels(y)
         self._fit_model(X, y01, mu, rng, self.privacy_ledger_)
         return self
+
+    def _labels(self, y) -> tuple[np.ndarray, np.ndarray]:
+        """(classes_, y01): a private classifier's label set is its public `classes` parameter."""
+        return public_binary_labels(y, self.classes) if self.private else binary_labels(y)
 
     def _validated_X(self, X):
         check_is_fitted(self, "classes_")

@@ -21,13 +21,13 @@ from sklearn.base import is_classifier
 from sklearn.utils._param_validation import StrOptions
 
 from dpbench.algorithms.base import (
+    CLASSES,
     COUNT,
     FRACTION,
     POSITIVE,
     SCHEDULE,
     DPLinearClassifier,
     DPLinearRegressor,
-    binary_labels,
     clip_values,
     step_size,
 )
@@ -160,9 +160,8 @@ class BoostingBatch:
         starts, X, y = cls._begin_batch(estimators, X, y, y_numeric=not is_classifier(estimators[0]))
         loss = getattr(estimators[0], "loss", "squared")
         if is_classifier(estimators[0]):
-            classes, y01 = binary_labels(y)
             for est in estimators:
-                est.classes_ = classes
+                est.classes_, y01 = est._labels(y)
             y = loss_targets(loss, y01)
         shared = SharedData(X, y) if shared is None else shared
         theta = boosting_batch(estimators, starts, shared, np.asarray(y, dtype=float), loss)
@@ -209,6 +208,7 @@ class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
 
 
 @algorithm("boosted_adassp_clf", label="BoostedAdaSSP", tuning_space=BOOSTING_SPACE, audit_params={"n_rounds": 10},
+           audit_power={"params": {"n_rounds": 1}},  # at 10 rounds the residuals of clip_pull's rows vanish
            description="BoostedAdaSSP for binary classification (paper 001 Alg. 2); loss squared/logistic/hinge")
 class BoostedAdaSSPClassifier(BoostingBatch, DPLinearClassifier):
     """BoostedAdaSSP for binary classification (paper 001 Alg. 2).
@@ -218,15 +218,16 @@ class BoostedAdaSSPClassifier(BoostingBatch, DPLinearClassifier):
     whatever the user's two labels are.  The score > 0 predicts the positive
     class; predict_proba = sigmoid(score) for the logistic loss.  Fixed
     settings of the authors' classification script: squared loss, x_bound =
-    y_bound = 1, T = 100, step 1 (constant), no intercept.
+    y_bound = 1, T = 100, step 1 (constant), no intercept.  `classes` =
+    [negative, positive] is the public label set (never read from the rows).
     """
 
     clips_features = True
-    _parameter_constraints = {**BOOSTING_CONSTRAINTS, "loss": [StrOptions(set(LOSSES))]}
+    _parameter_constraints = {**BOOSTING_CONSTRAINTS, **CLASSES, "loss": [StrOptions(set(LOSSES))]}
 
     def __init__(self, epsilon=1.0, delta=1e-6, loss="squared", x_bound=1.0, y_bound=1.0, n_rounds=100,
                  learning_rate=1.0, lr_schedule="constant", budget_ratio=(1.0, 1.0, 1.0), rho=0.05,
-                 fit_intercept=False, random_state=None):
+                 fit_intercept=False, classes=(0, 1), random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.loss = loss
@@ -238,6 +239,7 @@ class BoostedAdaSSPClassifier(BoostingBatch, DPLinearClassifier):
         self.budget_ratio = budget_ratio
         self.rho = rho
         self.fit_intercept = fit_intercept
+        self.classes = classes
         self.random_state = random_state
 
     def _fit_theta(self, X, y01, mu, rng, ledger):

@@ -14,6 +14,7 @@ from dpbench.algorithms.base import (
     PRIVACY,
     SCHEDULE,
     DPLinearRegressor,
+    row_norms,
     step_size,
 )
 from dpbench.algorithms.registry import CLIP_BOUND, LR_SCHEDULE, ROUNDS, algorithm
@@ -21,19 +22,22 @@ from dpbench.algorithms.shared import SharedData, row_blocks
 from dpbench.privacy import gaussian_mechanism, split_mu
 
 
-def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, theta: np.ndarray, bound, row_norms=None) -> np.ndarray:
+def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, theta: np.ndarray, bound, norms=None) -> np.ndarray:
     """sum_i clip(x_i (x_i^T theta - y_i), bound) with row-norm clipping, without forming the n x d gradients.
 
-    The per-example gradient is a scalar residual r_i times x_i, so its norm
-    is |r_i| ||x_i|| and clipping it is rescaling r_i by min(1, C / (|r_i| ||x_i||)):
-    X^T (r * scale) equals summing base.clip_rows of the gradients.  theta may be (d, R) for R runs at once
-    (bound then a number or (R,) array); row_norms = ||x_i||, computed when not given.
+    The per-example gradient is a scalar residual r_i times x_i, so clipping it to norm C is replacing r_i by
+    sign(r_i) min(|r_i|, C / ||x_i||): X^T of those equals summing base.clip_rows of the gradients.  Written
+    so that no finite record gives NaN (an overflowing residual is +-inf and clips to C / ||x_i||; a NaN from
+    inf - inf contributes 0): whether a fit returns NaN would be a release.  theta may be (d, R) for R runs at
+    once (bound then a number or (R,) array); norms = ||x_i|| (base.row_norms), computed when not given.
     """
-    row_norms = np.linalg.norm(X, axis=1) if row_norms is None else row_norms
+    norms = row_norms(X) if norms is None else norms
     if theta.ndim == 2:
-        y, row_norms = y[:, None], row_norms[:, None]
-    r = X @ theta - y
-    return X.T @ (r * (bound / np.maximum(np.abs(r) * row_norms, bound)))  # = min(1, bound / norm)
+        y, norms = y[:, None], norms[:, None]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        r = X @ theta - y
+        c = np.copysign(np.minimum(np.abs(r), bound / norms), r)
+    return X.T @ np.nan_to_num(c, nan=0.0, copy=False)
 
 
 @algorithm("dpgd", label="DP-GD",
@@ -99,7 +103,7 @@ class DPGDRegressor(DPLinearRegressor):
 
     def _fit_theta(self, X, y, mu, rng, ledger):
         n_noisy, mu_step = self._start(X.shape[0], mu, rng, ledger)
-        theta, norms = np.zeros(X.shape[1]), np.linalg.norm(X, axis=1)
+        theta, norms = np.zeros(X.shape[1]), row_norms(X)
         for t in range(1, self.n_rounds + 1):
             theta = self._step(theta, clipped_gradient_sum(X, y, theta, self.grad_bound, norms), t, mu_step, n_noisy,
                                rng, ledger)

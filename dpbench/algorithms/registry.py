@@ -38,6 +38,9 @@ class AlgorithmSpec:
     audit_params: dict[str, Any] = field(default_factory=dict)
     audit_rows: int | None = None
     audit_branch_n: int | None = None
+    # the audit's power: {'design': a name in audit.DESIGNS, 'params': estimator params over audit_params,
+    # 'runs': fits a side} on which a copy of the algorithm with every noise scale x 0.1 is caught at eps 1
+    audit_power: dict[str, Any] = field(default_factory=dict)
 
     @property
     def fixed_params(self) -> dict[str, Any]:

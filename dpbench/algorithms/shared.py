@@ -16,7 +16,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from dpbench.algorithms.base import add_intercept_column, clip_rows
+from dpbench.algorithms.base import add_intercept_column, clip_rows, row_norms
 from dpbench.algorithms.linear_algebra import min_eigenvalue
 
 BLOCK_FLOATS = 1 << 16  # numbers in one row block of an (n x runs) matrix: 512 kB, stays in cache
@@ -63,7 +63,7 @@ class SharedData:
 
     def row_norms(self, fit_intercept: bool, x_bound: float | None) -> np.ndarray:
         Phi = self.features(fit_intercept, x_bound)
-        return self._get(("row_norms", bool(fit_intercept), x_bound), lambda: np.linalg.norm(Phi, axis=1))
+        return self._get(("row_norms", bool(fit_intercept), x_bound), lambda: row_norms(Phi))
 
 
 def row_blocks(n: int, runs: int):

@@ -34,7 +34,12 @@ Designs (`DESIGNS`) are small and deterministic so that thousands of fits are
 cheap.  Regression data have `N_FEATURES` = 3 columns and rows in the unit
 ball (the algorithms' default clip bound 1); `branch_n` uses
 `AlgorithmSpec.audit_branch_n` rows of the same data, so an owner picks that n
-for d = 3 (no intercept unless the algorithm's params add one).
+for d = 3 (no intercept unless the algorithm's params add one).  Whether a fit raises or returns NaN is a
+release too (DESIGN.md, "Failures are releases"): `empty` (n = 0 vs 1), `one_class` (the rare label removed
+entirely), `overflow` (a record at 1e200) and `selection_split` (the private selections' random parts empty
+or one-class) look for it.  `power` is each algorithm's own design (`AlgorithmSpec.audit_power`) on which a
+copy with every noise scale x 0.1 is caught (`power_check`, a test for every private algorithm), so the
+audit is shown able to see a broken release of each.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ import time
 import warnings
 import zlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import joblib
 import numpy as np
@@ -280,8 +285,52 @@ def rare_label(spec) -> Design | None:
     return Design(X[:-1], y, -np.ones(N_FEATURES) / np.sqrt(N_FEATURES), 1.0)
 
 
-DESIGNS = {f.__name__: f for f in (clip_pull, label_outlier, tiny_n, branch_n, rare_category, rare_label)}
-CHEAP_DESIGNS = ("clip_pull", "tiny_n", "rare_category", "rare_label")
+def empty(spec) -> Design:
+    """D has no record, D' one (n is not public, so these are neighbours): a fit must give a model on both."""
+    return Design(np.zeros((0, N_FEATURES)), np.zeros(0), _e(0), 1.0)
+
+
+def one_class(spec) -> Design | None:
+    """Classifiers only: D all class 0; the added record is the only class-1 one.  The label set is public, so
+    a fit on one class must not fail (a failure on D only would tell the record apart)."""
+    if spec.task != "classification":
+        return None
+    X, _ = _ordinary(_rows(spec), spec.task, seed=5)
+    return Design(X[:-1], np.zeros(len(X) - 1), X[-1], 1.0)
+
+
+def overflow(spec) -> Design:
+    """Ordinary data; the added record at x = 1e200 e1 with label 1e200 (classifiers: class 1).  Finite, so
+    inside the data domain: statistics that overflow must go to a fixed value, not to NaN or an exception."""
+    X, y = _ordinary(_rows(spec), spec.task, seed=6)
+    return Design(X[:-1], y[:-1], 1e200 * _e(0), 1.0 if spec.task == "classification" else 1e200)
+
+
+def selection_split(spec) -> Design | None:
+    """Private selections only: tiny D whose random fit / validation parts are often empty or one-class.
+    Regression: 1 record vs 2; classification: 30 class-0 + 1 class-1 vs + one more class-1."""
+    if "validation_fraction" not in spec.estimator().get_params():
+        return None
+    if spec.task == "classification":
+        X, _ = _ordinary(31, spec.task, seed=7)
+        y = np.zeros(31)
+        y[0] = 1.0
+        return Design(X[:-1], y[:-1], X[-1], 1.0)
+    return Design(_e(0)[None], np.array([1.0]), _e(0), -1.0)
+
+
+def power(spec) -> Design:
+    """The algorithm's own power design (`AlgorithmSpec.audit_power`): a design and hyperparameters on which a
+    copy with every noise scale x 0.1 is caught (`power_check`), so the audit could see a broken release."""
+    setting = {"design": "clip_pull", "params": {}, **spec.audit_power}
+    base = DESIGNS[setting["design"]](replace(spec, audit_rows=setting.get("rows", spec.audit_rows)))
+    return replace(base, params={**base.params, **setting["params"]})
+
+
+DESIGNS = {f.__name__: f for f in (clip_pull, label_outlier, tiny_n, branch_n, rare_category, rare_label, empty,
+                                   one_class, overflow, selection_split, power)}
+CHEAP_DESIGNS = ("clip_pull", "tiny_n", "rare_category", "rare_label", "empty", "one_class", "overflow",
+                 "selection_split", "power")
 
 
 # --------------------------------------------------------------------------- fitting
@@ -400,3 +449,25 @@ def run_audit(algorithms: list[str] | None = None, epsilons=(1.0,), designs=None
                      "error": g["errors"].most_common(1)[0][0] if g["errors"] else "",
                      "seconds": round(g["s"], 2)})
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- power
+
+
+POWER_FACTOR = 0.1  # the weakened copy: every noise scale x 0.1
+POWER_RUNS = 300
+
+
+def power_check(name: str, epsilon: float = 1.0, factor: float = POWER_FACTOR, seed: int = 0) -> dict:
+    """Audit a deliberately weakened copy of algorithm `name` (noise scales x `factor`, ledger unchanged) on its
+    `power` design; the audit must flag it (verdict 'violation').  The audit's row.
+
+    Runs in this process (the weakening does not reach joblib workers), so keep the design cheap.
+    """
+    from dpbench import algorithms
+    from dpbench.privacy.mechanisms import weakened_noise
+
+    runs = algorithms.get_spec(name).audit_power.get("runs", POWER_RUNS)
+    with weakened_noise(factor):
+        table = run_audit([name], epsilons=(epsilon,), designs=["power"], runs=runs, n_jobs=1, seed=seed, chunk=runs)
+    return table.iloc[0].to_dict()

@@ -26,6 +26,7 @@ import numpy as np
 
 from dpbench.privacy.accounting import check_epsilon_delta
 from dpbench.privacy.ledger import PrivacyLedger
+from dpbench.privacy.mechanisms import noise_weakening
 
 ZERO_BIN = np.iinfo(np.int64).min  # the bin {0} of paper 004 Alg. 2-3
 SENSITIVITY = 2.0  # L1 sensitivity of the count vector
@@ -54,7 +55,7 @@ def stability_histogram(
     ids, counts = np.unique(np.asarray(bins, dtype=np.int64), return_counts=True)
     scale = laplace_scale(epsilon)
     ledger.record_dp(name, "stability_histogram", epsilon, delta, sensitivity=SENSITIVITY, noise_scale=scale)
-    noisy = counts + rng.laplace(0.0, scale, size=counts.size)
+    noisy = counts + rng.laplace(0.0, scale * noise_weakening(), size=counts.size)
     keep = noisy >= stability_threshold(epsilon, delta)
     return ids[keep], noisy[keep]
 

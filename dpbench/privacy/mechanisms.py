@@ -8,6 +8,7 @@ distribution methods of the Generator (normal, laplace, gumbel).
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -16,6 +17,25 @@ from dpbench.privacy.accounting import mu_from_epsilon_delta
 from dpbench.privacy.ledger import PrivacyLedger
 
 NOISE_CALIBRATIONS = ("paper", "analytic")
+_WEAKENING = [1.0]  # multiplies every noise scale drawn; 1 except inside `weakened_noise` (the audit's power test)
+
+
+@contextlib.contextmanager
+def weakened_noise(factor: float):
+    """Within the block every noise draw of this module (and `histogram.py`, dp_ebm's interpret noise) has its
+    scale multiplied by `factor`: a deliberately broken copy of every algorithm, for showing that the audit
+    catches it.  The ledger still records the correct scale.  In-process only (joblib workers do not see it).
+    """
+    _WEAKENING.append(float(factor))
+    try:
+        yield
+    finally:
+        _WEAKENING.pop()
+
+
+def noise_weakening() -> float:
+    """The current factor on noise scales (1.0 outside `weakened_noise`)."""
+    return _WEAKENING[-1]
 
 
 def gaussian_std(sensitivity: float, mu: float) -> float:
@@ -32,7 +52,7 @@ def gaussian_mechanism(
     std = gaussian_std(sensitivity, mu)
     value = np.asarray(value, dtype=float)
     ledger.record_gaussian(name, sensitivity, std, mu)
-    noisy = value + rng.normal(0.0, std, size=value.shape)
+    noisy = value + rng.normal(0.0, std * noise_weakening(), size=value.shape)
     return noisy if noisy.ndim else float(noisy)
 
 
@@ -48,7 +68,7 @@ def symmetric_gaussian_mechanism(
     std = gaussian_std(sensitivity, mu)
     d = matrix.shape[0]
     ledger.record_gaussian(name, sensitivity, std, mu)
-    noise = np.triu(rng.normal(0.0, std, size=(d, d)))
+    noise = np.triu(rng.normal(0.0, std * noise_weakening(), size=(d, d)))
     noise = noise + np.triu(noise, 1).T
     return matrix + noise
 
@@ -77,7 +97,7 @@ def gaussian_mechanism_dp(
     std, mechanism = gaussian_std_dp(sensitivity, epsilon, delta, calibration)
     value = np.asarray(value, dtype=float)
     ledger.record_dp(name, mechanism, epsilon, delta, sensitivity=sensitivity, noise_scale=std)
-    noisy = value + rng.normal(0.0, std, size=value.shape)
+    noisy = value + rng.normal(0.0, std * noise_weakening(), size=value.shape)
     return noisy if noisy.ndim else float(noisy)
 
 
@@ -90,7 +110,7 @@ def laplace_mechanism(
     scale = sensitivity / epsilon
     value = np.asarray(value, dtype=float)
     ledger.record_dp(name, "laplace", epsilon, 0.0, sensitivity=sensitivity, noise_scale=scale)
-    noisy = value + rng.laplace(0.0, scale, size=value.shape)
+    noisy = value + rng.laplace(0.0, scale * noise_weakening(), size=value.shape)
     return noisy if noisy.ndim else float(noisy)
 
 
@@ -108,7 +128,7 @@ def exponential_mechanism(
     if not np.isfinite(log_w).any():
         raise ValueError("exponential mechanism: every candidate has weight 0")
     ledger.record_dp(name, "exponential", epsilon, delta, sensitivity=sensitivity, noise_scale=1.0)
-    return int(np.argmax(log_w + rng.gumbel(0.0, 1.0, size=log_w.shape)))
+    return int(np.argmax(log_w + rng.gumbel(0.0, noise_weakening(), size=log_w.shape)))
 
 
 def exponential_mechanism_rows(
@@ -124,4 +144,4 @@ def exponential_mechanism_rows(
     if log_w.ndim != 2 or not np.isfinite(log_w).any(axis=1).all():
         raise ValueError("exponential mechanism: each row needs a candidate of positive weight")
     ledger.record_dp(name, "exponential", epsilon, 0.0, sensitivity=sensitivity, noise_scale=1.0)
-    return np.argmax(log_w + rng.gumbel(0.0, 1.0, size=log_w.shape), axis=1)
+    return np.argmax(log_w + rng.gumbel(0.0, noise_weakening(), size=log_w.shape), axis=1)
