@@ -75,6 +75,16 @@ def validate_fit_data(est, X, y, **kwargs):
                          ensure_min_samples=0 if private else 1, **kwargs)
 
 
+def record_generator(rng: np.random.Generator) -> np.random.Generator:
+    """A Generator for per-record draws (random parts, subsamples), seeded by one draw of `rng`.
+
+    Record i gets the i-th draw of its own stream, and `rng` advances by one draw whatever n is, so adding a
+    record at the end leaves every other record's draw and everything `rng` draws later unchanged: the
+    coupling the per-release sensitivity test (fit D, then D plus a record, same seed) relies on.
+    """
+    return np.random.default_rng(int(rng.integers(2**63)))
+
+
 def random_parts(n: int, probabilities, rng: np.random.Generator) -> list[np.ndarray]:
     """Row indices of each part when every row joins part j with probability probabilities[j], independently.
 
@@ -84,7 +94,7 @@ def random_parts(n: int, probabilities, rng: np.random.Generator) -> list[np.nda
     depend on n would shift records between parts).
     """
     p = np.asarray(probabilities, dtype=float)
-    label = np.searchsorted(np.cumsum(p[:-1]) / p.sum(), rng.random(n), side="right")
+    label = np.searchsorted(np.cumsum(p[:-1]) / p.sum(), record_generator(rng).random(n), side="right")
     order = np.argsort(label, kind="stable")
     return np.split(order, np.cumsum(np.bincount(label, minlength=p.size))[:-1])
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,6 +39,48 @@ def noise_weakening() -> float:
     return _WEAKENING[-1]
 
 
+@dataclass
+class Release:
+    """One release as a mechanism saw it, before its noise: what a per-release sensitivity test compares."""
+
+    name: str
+    mechanism: str  # 'gaussian' (L2), 'laplace' (L1), 'exponential' (log-weights), 'histogram' (bin -> count)
+    value: object  # the exact statistic (array), the log-weights, or {bin: count}
+    sensitivity: float | None
+    epsilon: float | None  # the charge: epsilon, or mu for Gaussian releases
+    output: object = None  # what the mechanism returned
+
+
+_RECORDERS: list = []
+
+
+@contextlib.contextmanager
+def recorded_releases(replay: list[Release] | None = None):
+    """Capture every release of the block (a list of `Release`, yielded).  With `replay` (an earlier block's
+    releases) the i-th mechanism call returns replay[i].output instead of its own (its noise is still drawn,
+    so the Generator stays in step): fitting D, then D plus one record replaying D's outputs, gives each
+    release's change *given the same past* -- what its sensitivity must bound (adaptive composition).
+    In-process only; every mechanism of this module and `histogram.py` reports here."""
+    releases: list[Release] = []
+    _RECORDERS.append((releases, replay))
+    try:
+        yield releases
+    finally:
+        _RECORDERS.pop()
+
+
+def report_release(mechanism: str, name: str, value, sensitivity, charge, output):
+    """Note a release for `recorded_releases` (no-op outside it); returns the output to release (the replayed
+    one when replaying)."""
+    if not _RECORDERS:
+        return output
+    releases, replay = _RECORDERS[-1]
+    if replay is not None and len(releases) < len(replay) and replay[len(releases)].name == name:
+        output = replay[len(releases)].output
+    releases.append(Release(name, mechanism, value, sensitivity, charge, output))
+    return output
+
+
 def gaussian_std(sensitivity: float, mu: float) -> float:
     """Noise std of the mu-GDP Gaussian mechanism (Thm II.3): sensitivity / mu."""
     if mu <= 0:
@@ -53,7 +96,7 @@ def gaussian_mechanism(
     value = np.asarray(value, dtype=float)
     ledger.record_gaussian(name, sensitivity, std, mu)
     noisy = value + rng.normal(0.0, std * noise_weakening(), size=value.shape)
-    return noisy if noisy.ndim else float(noisy)
+    return report_release("gaussian", name, value, sensitivity, mu, noisy if noisy.ndim else float(noisy))
 
 
 def symmetric_gaussian_mechanism(
@@ -70,7 +113,7 @@ def symmetric_gaussian_mechanism(
     ledger.record_gaussian(name, sensitivity, std, mu)
     noise = np.triu(rng.normal(0.0, std * noise_weakening(), size=(d, d)))
     noise = noise + np.triu(noise, 1).T
-    return matrix + noise
+    return report_release("gaussian", name, matrix[np.triu_indices(d)], sensitivity, mu, matrix + noise)
 
 
 def gaussian_std_dp(sensitivity: float, epsilon: float, delta: float, calibration: str) -> tuple[float, str]:
@@ -98,7 +141,7 @@ def gaussian_mechanism_dp(
     value = np.asarray(value, dtype=float)
     ledger.record_dp(name, mechanism, epsilon, delta, sensitivity=sensitivity, noise_scale=std)
     noisy = value + rng.normal(0.0, std * noise_weakening(), size=value.shape)
-    return noisy if noisy.ndim else float(noisy)
+    return report_release("gaussian", name, value, sensitivity, epsilon, noisy if noisy.ndim else float(noisy))
 
 
 def laplace_mechanism(
@@ -111,7 +154,7 @@ def laplace_mechanism(
     value = np.asarray(value, dtype=float)
     ledger.record_dp(name, "laplace", epsilon, 0.0, sensitivity=sensitivity, noise_scale=scale)
     noisy = value + rng.laplace(0.0, scale * noise_weakening(), size=value.shape)
-    return noisy if noisy.ndim else float(noisy)
+    return report_release("laplace", name, value, sensitivity, epsilon, noisy if noisy.ndim else float(noisy))
 
 
 def exponential_mechanism(
@@ -128,7 +171,8 @@ def exponential_mechanism(
     if not np.isfinite(log_w).any():
         raise ValueError("exponential mechanism: every candidate has weight 0")
     ledger.record_dp(name, "exponential", epsilon, delta, sensitivity=sensitivity, noise_scale=1.0)
-    return int(np.argmax(log_w + rng.gumbel(0.0, noise_weakening(), size=log_w.shape)))
+    choice = int(np.argmax(log_w + rng.gumbel(0.0, noise_weakening(), size=log_w.shape)))
+    return report_release("exponential", name, log_w, sensitivity, epsilon, choice)
 
 
 def exponential_mechanism_rows(
@@ -144,4 +188,5 @@ def exponential_mechanism_rows(
     if log_w.ndim != 2 or not np.isfinite(log_w).any(axis=1).all():
         raise ValueError("exponential mechanism: each row needs a candidate of positive weight")
     ledger.record_dp(name, "exponential", epsilon, 0.0, sensitivity=sensitivity, noise_scale=1.0)
-    return np.argmax(log_w + rng.gumbel(0.0, noise_weakening(), size=log_w.shape), axis=1)
+    choice = np.argmax(log_w + rng.gumbel(0.0, noise_weakening(), size=log_w.shape), axis=1)
+    return report_release("exponential_rows", name, log_w, sensitivity, epsilon, choice)
