@@ -49,9 +49,23 @@ class Release:
     sensitivity: float | None
     epsilon: float | None  # the charge: epsilon, or mu for Gaussian releases
     output: object = None  # what the mechanism returned
+    part: str = ""  # the disjoint data part it read ('' the whole data): see `release_part`
 
 
 _RECORDERS: list = []
+_PARTS: list[str] = []
+
+
+@contextlib.contextmanager
+def release_part(part: str):
+    """Releases made within the block read only the disjoint data part `part` (parallel composition); the
+    per-release test checks that one record changes releases of one part at most.  Ledger names tagged
+    'part/what' (`composition.tag`) say the same."""
+    _PARTS.append(part)
+    try:
+        yield
+    finally:
+        _PARTS.pop()
 
 
 @contextlib.contextmanager
@@ -77,7 +91,8 @@ def report_release(mechanism: str, name: str, value, sensitivity, charge, output
     releases, replay = _RECORDERS[-1]
     if replay is not None and len(releases) < len(replay) and replay[len(releases)].name == name:
         output = replay[len(releases)].output
-    releases.append(Release(name, mechanism, value, sensitivity, charge, output))
+    part = _PARTS[-1] if _PARTS else (name.split("/", 1)[0] if "/" in name else "")
+    releases.append(Release(name, mechanism, value, sensitivity, charge, output, part))
     return output
 
 

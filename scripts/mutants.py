@@ -1,0 +1,111 @@
+"""`make mutants`: deliberate privacy bugs that the test suite must catch.
+
+Each mutant replaces one line of the package, in a temporary copy of the project, with the kind of bug
+public implementations of these algorithms have had; then the tests named beside it run against the copy.
+A mutant is *killed* when they fail.  Prints a table (mutant, killed by, seconds); exit 1 if any survives.
+
+    python scripts/mutants.py            # all
+    python scripts/mutants.py sqrt_T     # those whose name contains the argument
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    file: str  # under dpbench/
+    old: str  # must occur exactly once
+    new: str
+    tests: tuple[str, ...]  # pytest node ids (or files) that must fail
+
+
+SENSITIVITY = "tests/test_release_sensitivity.py::test_every_release_moves_by_at_most_its_sensitivity"
+MUTANTS = [
+    Mutant("gaussian_noise_times_mu", "privacy/mechanisms.py",
+           "    return sensitivity / mu\n", "    return sensitivity * mu\n",
+           ("tests/test_mechanisms.py::test_gaussian_noise_std_is_sensitivity_over_mu",)),
+    Mutant("boosting_round_without_sqrt_T", "algorithms/boosting.py",
+           "mu_grad / math.sqrt(est.n_rounds)", "mu_grad",
+           ("tests/test_every_algorithm.py",)),  # the ledger no longer composes to the budget
+    Mutant("adassp_gram_sensitivity_halved", "algorithms/ssp.py",
+           "d, sens = gram.shape[0], x_bound**2", "d, sens = gram.shape[0], x_bound**2 / 2",
+           (SENSITIVITY + "[adassp]",)),
+    Mutant("dpgd_gradient_sensitivity_halved", "algorithms/gradient_descent.py",
+           'noisy = gaussian_mechanism(grad_sum, self.grad_bound, mu_step',
+           'noisy = gaussian_mechanism(grad_sum, self.grad_bound / 2, mu_step',
+           (SENSITIVITY + "[dpgd]",)),
+    Mutant("classifier_labels_from_rows", "algorithms/base.py",
+           "return public_binary_labels(y, self.classes) if self.private else binary_labels(y)",
+           "return binary_labels(y)",
+           ("tests/test_registry.py::test_private_classifiers_take_their_label_set_from_classes",)),
+]
+
+
+def failing(tests, root: Path) -> str:
+    """The first of `tests` that fails when run against the project at `root` ('' if all pass)."""
+    env = {**os.environ, "PYTHONPATH": str(root)}  # the copy, not the installed package
+    for test in tests:
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", test],
+                              cwd=root, env=env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            return test
+    return ""
+
+
+def run(mutant: Mutant) -> tuple[bool, str, float]:
+    """(killed, by which test, seconds) for one mutant, in a fresh copy of the project."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="dpbench-mutant-") as tmp:
+        copy = Path(tmp) / "project"
+        shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", ".venv", "results", "__pycache__"))
+        path = copy / "dpbench" / mutant.file
+        text = path.read_text()
+        if text.count(mutant.old) != 1:
+            raise SystemExit(f"mutant {mutant.name}: {mutant.old!r} occurs {text.count(mutant.old)} times in "
+                             f"dpbench/{mutant.file} (the code moved: update the mutant)")
+        path.write_text(text.replace(mutant.old, mutant.new))
+        by = failing(mutant.tests, copy)
+    return bool(by), by, time.perf_counter() - t0
+
+
+def check_copy_is_imported() -> None:
+    """The tests of a copy must import the copy's dpbench, not the installed one."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "dpbench").mkdir()
+        (Path(tmp) / "dpbench" / "__init__.py").write_text("")
+        out = subprocess.run([sys.executable, "-c", "import dpbench; print(dpbench.__file__)"], cwd=tmp,
+                             env={**os.environ, "PYTHONPATH": tmp}, capture_output=True, text=True).stdout
+        if not out.startswith(str(Path(tmp).resolve())) and not out.startswith(tmp):
+            raise SystemExit(f"a copy's tests would import {out.strip()}, not the copy")
+
+
+def main(argv: list[str]) -> int:
+    check_copy_is_imported()
+    chosen = [m for m in MUTANTS if not argv or any(a in m.name for a in argv)]
+    control = failing(sorted({t for m in chosen for t in m.tests}), ROOT)
+    if control:  # a kill only means something if the test passes on the unmutated code
+        raise SystemExit(f"{control} fails without any mutant: fix it first")
+    survived = 0
+    print(f"{'mutant':34s} {'result':8s} {'seconds':>7s}  killed by")
+    for mutant in chosen:
+        killed, by, seconds = run(mutant)
+        survived += not killed
+        print(f"{mutant.name:34s} {'killed' if killed else 'SURVIVED':8s} {seconds:7.1f}  {by}", flush=True)
+    print(f"\n{len(chosen) - survived} of {len(chosen)} mutants killed")
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
