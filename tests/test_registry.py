@@ -10,23 +10,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from dpbench import algorithms
 
 CONF = Path(__file__).resolve().parent.parent / "dpbench" / "conf" / "algorithm"
-NOISE_DOMINATED = "a private fit of sklearn's ~200-row check data at eps = 1 is noise-dominated (the point of DP)"
-# sklearn's checks that a private estimator cannot pass, per algorithm, and why.
-EXPECTED_FAILURES = {
-    "adassp": {"check_regressors_train": NOISE_DOMINATED},
-    "ssp": {"check_regressors_train": NOISE_DOMINATED},
-    "boosted_adassp": {"check_regressors_train": NOISE_DOMINATED},
-    "dpgd": {"check_regressors_train": NOISE_DOMINATED},
-    "tukey": {"check_regressors_train": "on ~200 rows the PTR check fails: the zero model (paper 000's outcome)"},
-    "robgd": {"check_regressors_train": "on ~200 rows the private norm histogram is empty: the zero model"},
-    "ambssgd": {"check_regressors_train": "on ~200 rows the private threshold histograms are empty: no step"},
-    "dp_ebm": {"check_regressors_train": NOISE_DOMINATED},
-    "dp_ebm_clf": {"check_classifiers_train": "its private feature bounds from ~200 rows at eps 0.05 are noise: "
-                                              "the bins miss the data (the point of DP)"},
-    "private_selection": {"check_regressors_train": NOISE_DOMINATED},
-    "private_selection_clf": {"check_classifiers_train": "random candidates at eps / 3 each, fitted on 80% of"
-                                                         " ~200 rows: noise-dominated (the point of DP)"},
-}
+# sklearn's checks a private estimator cannot pass, per algorithm, and why.  (Private estimators carry sklearn's
+# `poor_score` tag: a fit of the ~200-row check data at eps = 1 is noise-dominated, the point of DP; how close
+# each comes to its non-private counterpart is test_private_estimators_approach_nonprivate_at_large_epsilon.)
+EXPECTED_FAILURES: dict[str, dict[str, str]] = {}
 
 
 EMPTY_DATA = ("a private fit returns a model on 0 rows: n is not public, so the empty dataset is a neighbour of "
@@ -106,3 +93,30 @@ def test_private_classifiers_take_their_label_set_from_classes(name):
         assert list(est.classes_) == ["one", "two"]
     with pytest.raises(ValueError, match=r"label\(s\) \['three'\] outside"):
         est.fit(X, np.where(y == "two", "three", y))
+
+
+# R^2 (regressors) or accuracy (classifiers) at eps = 1e4 on easy data, against the non-private OLS / logistic
+# regression (R^2 1.0, accuracy ~1.0); below these, a private fit is broken, not noisy.  Why lower floors:
+LARGE_EPSILON_FLOOR = {
+    "dp_ebm": 0.9,  # 32 equal-width bins per feature, additive steps: not a linear model
+    "ambssgd": 0.5,  # one pass of clipped SGD over disjoint batches; its threshold estimator lags
+}
+
+
+@pytest.mark.parametrize("name", [n for n in algorithms.available() if algorithms.get_spec(n).private])
+def test_private_estimators_approach_nonprivate_at_large_epsilon(name):
+    from sklearn.metrics import accuracy_score, r2_score
+
+    rng = np.random.default_rng(0)
+    w = np.array([0.5, -0.3, 0.2])
+    X, X_test = (rng.normal(size=(n, 3)) / (2 * np.sqrt(3)) for n in (20_000, 2_000))
+    y, y_test = X @ w + rng.normal(0, 0.02, len(X)), X_test @ w
+    spec = algorithms.get_spec(name)
+    est = algorithms.make(name, epsilon=1e4, delta=1e-6, random_state=0)
+    if spec.task == "regression":
+        score, baseline = r2_score(y_test, est.fit(X, y).predict(X_test)), 1.0
+    else:
+        y01, y01_test = (y > 0).astype(float), (y_test > 0).astype(float)
+        score = accuracy_score(y01_test, est.fit(X, y01).predict(X_test))
+        baseline = accuracy_score(y01_test, algorithms.make("logreg").fit(X, y01).predict(X_test))
+    assert score >= LARGE_EPSILON_FLOOR.get(name, 0.95) * baseline, f"{name}: {score:.4f} vs {baseline:.4f}"
