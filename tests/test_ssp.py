@@ -197,6 +197,7 @@ def test_sklearn_pipeline_and_cross_val(cls, linear_data):
     kw = {"random_state": 0} if cls is OLSRegressor else {"epsilon": 5.0, "random_state": 0}
     pipe = make_pipeline(FunctionTransformer(), cls(**kw))
     scores = cross_val_score(pipe, X[:5000], y[:5000], cv=3)
-    assert scores.shape == (3,) and np.all(np.isfinite(scores))
+    # eps 5 on 3,333 unit-norm rows: close to OLS (R^2 near 1 on this data), far above a broken fit's ~0
+    assert scores.shape == (3,) and np.all(scores > 0.9), scores
 
 
