@@ -8,6 +8,7 @@ from scipy import stats
 
 from dpbench.privacy import PrivacyLedger
 from dpbench.privacy.histogram import (
+    OVERFLOW_BIN,
     ZERO_BIN,
     bin_left_edge,
     geometric_bins,
@@ -87,8 +88,15 @@ def test_geometric_bins():
     assert bin_left_edge(ZERO_BIN, 2.0) == 0.0 and bin_left_edge(-2, 2.0) == 0.25
     with pytest.raises(ValueError, match=">= 0"):
         geometric_bins([-1.0], 2.0)
-    with pytest.raises(ValueError, match="finite"):
-        geometric_bins([np.inf], 2.0)
+    # a statistic that overflowed is a value like any other (its fixed bin), never an exception
+    np.testing.assert_array_equal(geometric_bins([np.inf, np.nan, 1e308], 2.0), [OVERFLOW_BIN, OVERFLOW_BIN, 1023])
+
+
+def test_an_overflowed_mode_gives_no_scale():
+    """The modal bin being the overflow bin gives None (no finite scale), as an empty histogram does."""
+    rng = np.random.default_rng(0)
+    assert private_mode_left_edge(np.full(2000, np.inf), 2.0, 1.0, 1e-6, rng, PrivacyLedger(), "h") is None
+    assert private_mode_left_edge(np.full(2000, 3.0), 2.0, 1.0, 1e-6, rng, PrivacyLedger(), "h") == 2.0
 
 
 @pytest.mark.parametrize("eps, delta", [(0.0, 1e-6), (-1, 1e-6), (1.0, 0.0), (1.0, 1.0), (np.nan, 0.1)])

@@ -25,6 +25,9 @@ PUBLIC_CLASSES = ("sklearn's check labels its rows {1, 2}, {0, 1, 2} or strings;
                   "(test_private_classifiers_take_their_label_set_from_classes)")
 LABEL_CHECKS = ("check_estimators_dtypes", "check_classifier_data_not_an_array", "check_classifiers_classes",
                 "check_fit2d_1feature")
+ONE_LABEL = ("sklearn expects a classifier fitted on one class to predict only that class; a private classifier "
+             "fitted on one class is a noisy model over its public label set like any other (predicting only "
+             "the class seen would release that the rows held one class)")
 
 
 def expected_failures(est) -> dict:
@@ -33,6 +36,7 @@ def expected_failures(est) -> dict:
         failures["check_estimators_empty_data_messages"] = EMPTY_DATA
     if est.private and is_classifier(est):
         failures.update(dict.fromkeys(LABEL_CHECKS, PUBLIC_CLASSES))
+        failures["check_classifiers_one_label"] = ONE_LABEL
     return failures
 
 
@@ -99,6 +103,7 @@ def test_private_classifiers_take_their_label_set_from_classes(name):
 # regression (R^2 1.0, accuracy ~1.0); below these, a private fit is broken, not noisy.  Why lower floors:
 LARGE_EPSILON_FLOOR = {
     "dp_ebm": 0.9,  # 32 equal-width bins per feature, additive steps: not a linear model
+    "dp_ebm_clf": 0.9,  # the same (0.947 against logistic regression's 0.999 at every seed tried)
     "ambssgd": 0.5,  # one pass of clipped SGD over disjoint batches; its threshold estimator lags
 }
 

@@ -7,7 +7,7 @@ import pytest
 from sklearn.base import clone
 
 from dpbench import algorithms
-from dpbench.algorithms.robust_gd import DPAMBSSGDRegressor, DPRobGDRegressor, clip_gradients
+from dpbench.algorithms.robust_gd import DPAMBSSGDRegressor, DPRobGDRegressor
 from dpbench.privacy import mu_from_epsilon_delta
 from dpbench.privacy.composition import ADVANCED_PARALLEL, PARALLEL, part_of, per_step_budget, spent_by
 
@@ -38,6 +38,8 @@ def test_robgd_registry():
 
 @pytest.mark.parametrize("best_iterate, trace", [(False, None), (True, None), (True, 5.0)])
 def test_robgd_ledger_spends_exactly_the_budget(data_30k, best_iterate, trace):
+    """Each disjoint part spends (0.95 eps, delta) its own way: S1's one histogram all of it, S2's k histograms
+    by advanced composition, S3's T Gaussian steps in GDP; the count's 5% is added to each."""
     X, y, _ = data_30k
     eps, delta, T = 4.0, 1e-6, 5
     est = DPRobGDRegressor(epsilon=eps, delta=delta, n_rounds=T, best_iterate=best_iterate, trace=trace,
@@ -48,31 +50,30 @@ def test_robgd_ledger_spends_exactly_the_budget(data_30k, best_iterate, trace):
     assert spent_by(led, delta) == pytest.approx((eps, delta), rel=1e-9)
     k = T + best_iterate
     eps0, delta0 = per_step_budget(0.95 * eps, delta, k)  # 5% of epsilon went to the record count
-    assert (est.step_epsilon_, est.step_delta_) == (eps0, delta0)
+    mu_step = mu_from_epsilon_delta(0.95 * eps, delta) / math.sqrt(T)
+    assert (est.step_epsilon_, est.step_delta_, est.step_mu_) == (eps0, delta0, mu_step)
     count, *releases = led.entries
     assert part_of(count.name) == "" and count.mechanism == "laplace" and count.epsilon == pytest.approx(0.05 * eps)
     parts = [part_of(e.name) for e in releases]
     assert parts.count("S1") == (trace is None) and parts.count("S2") == k and parts.count("S3") == T
-    grads = [e for e in releases if part_of(e.name) == "S3"]
     for e in releases:
-        assert (e.epsilon, e.delta) == (eps0, delta0)
-        if e.mechanism == "stability_histogram":
-            assert e.noise_scale == pytest.approx(2 / eps0, rel=1e-15)
+        if part_of(e.name) == "S1":
+            assert (e.epsilon, e.delta, e.noise_scale) == (0.95 * eps, delta, pytest.approx(2 / (0.95 * eps)))
+        if part_of(e.name) == "S2":
+            assert (e.epsilon, e.delta) == (eps0, delta0) and e.noise_scale == pytest.approx(2 / eps0, rel=1e-15)
+    grads = [e for e in releases if part_of(e.name) == "S3"]
     for e, theta in zip(grads, est.clip_thresholds_, strict=True):
-        assert e.mechanism == "gaussian_classical"  # eps0 <= 1
+        assert e.mechanism == "gaussian" and e.mu == mu_step
         assert e.sensitivity == pytest.approx(est.norm_threshold_ * theta, rel=1e-14)  # the clipped sum
-        assert e.noise_scale == pytest.approx(e.sensitivity * math.sqrt(2 * math.log(1.25 / delta0)) / eps0, rel=1e-14)
+        assert e.noise_scale == pytest.approx(e.sensitivity / mu_step, rel=1e-14)
 
 
-def test_robgd_analytic_calibration_above_eps0_one(data_30k):
-    X, y, _ = data_30k
-    est = DPRobGDRegressor(epsilon=20.0, n_rounds=3, random_state=0).fit(X, y)
-    mu0 = mu_from_epsilon_delta(est.step_epsilon_, est.step_delta_)
-    grads = [e for e in est.privacy_ledger_.entries if e.name.startswith("S3/")]
-    assert est.step_epsilon_ > 1 and len(grads) == 3
-    for e in grads:
-        assert e.mechanism == "gaussian_analytic" and e.noise_scale == pytest.approx(e.sensitivity / mu0, rel=1e-14)
-    assert spent_by(est.privacy_ledger_, 1e-6) == pytest.approx((20.0, 1e-6), rel=1e-9)
+def test_robgd_gdp_steps_need_less_noise_than_the_papers_calibration():
+    """At eps 1, T = 30: S3's GDP steps against Alg. 1's classical Gaussian at the advanced-composition eps0."""
+    eps0, delta0 = per_step_budget(0.95, 1e-6, 30)
+    classical = math.sqrt(2 * math.log(1.25 / delta0)) / eps0
+    gdp = math.sqrt(30) / mu_from_epsilon_delta(0.95, 1e-6)
+    assert 5 < classical / gdp < 10
 
 
 def test_robgd_large_epsilon_approaches_least_squares():
@@ -125,7 +126,8 @@ def test_robgd_gradient_noise_spread_matches_ledger():
         n3 = max(1.0, (1 - 1 / 3 - 0.2) * f.record_count_)
         stat += np.sum((basis @ f.coef_ * n3 / eta / entry.noise_scale) ** 2)
     assert abs(stat - 2 * R) < 5 * math.sqrt(4 * R)
-    np.testing.assert_allclose(np.mean([f.coef_ @ x / (x @ x) for f in fits]), 3 * eta, rtol=0.03)
+    along = np.array([f.coef_ @ x / (x @ x) for f in fits])  # mean 3 eta; its standard error from the spread
+    assert abs(along.mean() - 3 * eta) < 5 * along.std() / math.sqrt(R)
 
 
 def test_robgd_same_seed_same_fit(data_30k):
@@ -153,12 +155,13 @@ def test_robgd_intercept(data_30k):
 
 
 def test_robgd_fallbacks_keep_fit_alive():
-    X, y, _ = paper_data(3000)
-    # eps0 = 1/30-ish needs thousands of groups per histogram: S1's norm histogram comes back empty.
+    X, y, _ = paper_data(300)
+    # S1 (~100 rows) against the ~75 groups a histogram at eps 0.95 needs: S1's norm histogram comes back empty.
     est = DPRobGDRegressor(epsilon=1.0, random_state=0).fit(X, y)
     assert est.fit_status_ == "norm_histogram_empty"
     np.testing.assert_array_equal(est.coef_, np.zeros(D))
-    assert len(est.privacy_ledger_) == 2 and spent_by(est.privacy_ledger_, 1e-6)[0] < 1.0  # count + S1 only
+    assert len(est.privacy_ledger_) == 2  # count + S1 only (S1's one release spends its part's whole budget)
+    assert spent_by(est.privacy_ledger_, 1e-6) == pytest.approx((1.0, 1e-6), rel=1e-12)
     # with a public trace there is no S1; the distance histogram is empty every round and no step is taken
     est = DPRobGDRegressor(epsilon=1.0, n_rounds=4, trace=5.0, random_state=0).fit(X, y)
     assert est.fit_status_ == "distance_histogram_empty" and est.failed_rounds_ == 4
@@ -182,7 +185,6 @@ def test_robgd_tiny_n_is_a_fit_not_an_error():
     ({"gamma_fraction": 0.0}, "gamma_fraction"),
     ({"norm_fraction": 0.7, "gamma_fraction": 0.3}, "norm_fraction"),
     ({"trace": -1.0}, "trace"),
-    ({"noise_calibration": "rdp"}, "noise_calibration"),
     ({"best_iterate": "yes"}, "best_iterate"),
 ])
 def test_robgd_bad_parameters(params, match):
@@ -287,10 +289,14 @@ def test_ambssgd_fallback_when_batches_are_too_small():
     assert spent_by(est.privacy_ledger_, 1e-6)[0] == pytest.approx(1.0)
 
 
-def test_ambssgd_clip_gradients():
-    G = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
-    np.testing.assert_allclose(clip_gradients(G, 1.0), [[0.6, 0.8], [0.3, 0.4], [0.0, 0.0]])
-    np.testing.assert_array_equal(clip_gradients(G, 0.0), np.zeros_like(G))
+def test_ambssgd_never_raises_on_unscaled_or_extreme_rows():
+    """Rows of norm ~1e6 (openml_361072's scale, issue 23) and one at 1e200: the iterate may diverge, but the
+    fit returns finite-or-fallback coefficients and never raises (the statistics' overflow goes to a fixed bin)."""
+    X, y, _ = paper_data(20_000)
+    X = np.vstack([X * 1e6, 1e200 * np.eye(D)[:1]])
+    y = np.append(y * 1e6, 1e200)
+    est = DPAMBSSGDRegressor(epsilon=10.0, n_rounds=100, random_state=0).fit(X, y)
+    assert est.coef_.shape == (D,)
 
 
 def test_ambssgd_same_seed_same_fit(data_100k):

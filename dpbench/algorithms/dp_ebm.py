@@ -65,6 +65,13 @@ of epsilon in all (basic composition, pure DP); the bounds are the low edge of t
 the high edge of the second.  interpret gets the rest of epsilon and all of delta, and bins each feature
 over its private bounds.
 
+Degenerate data (dpbench's addition; DESIGN.md "Failures are releases"): interpret refuses 0 rows and, given
+rows of one class, fits a one-class model without noise, so whether the data were empty or one-class would be
+released.  dpbench appends public phantom records to every dataset, whatever it holds: x = 0 with label 0
+(regressor), x = 0 with each of the two labels (classifier).  A fixed public addition P keeps the relation
+(D ~ D' implies D + P ~ D' + P), so the fit is exactly as private as before; interpret always sees n >= 1 and
+both classes.  The cost is the bias of one or two records at the origin.
+
 Also: every feature is clipped to its public (or private) bounds at fit and predict time; the regression
 target to [-y_bound, y_bound] (passed as `privacy_target_min/max`); interpret is seeded with an int drawn from the
 Generator of random_state (its warning about a fixed seed is silenced: replayability is dpbench's
@@ -91,6 +98,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dpbench.algorithms.base import (
+    CLASSES,
     COUNT,
     FRACTION,
     POSITIVE,
@@ -99,6 +107,8 @@ from dpbench.algorithms.base import (
     DPEstimator,
     check_X_y,
     clip_values,
+    private_tags,
+    validate_fit_data,
 )
 from dpbench.algorithms.registry import CLIP_BOUND, LEAVES, ROUNDS, algorithm
 from dpbench.privacy import PrivacyLedger, exponential_mechanism, mu_from_epsilon_delta
@@ -420,7 +430,9 @@ class _DPEBMMixin:
             out[j] = grid[min(cells)], grid[max(cells) + 1]
         return out
 
-    def _fit_interpret(self, cls, X, y, rng, ledger: PrivacyLedger, **target_bounds):
+    def _fit_interpret(self, cls, X, y, rng, ledger: PrivacyLedger, phantom_labels, **target_bounds):
+        """interpret's fit on the clipped rows plus the public phantom records (x = 0, one per label in
+        `phantom_labels`): appended to every dataset, whatever it holds (module docstring, "Degenerate data")."""
         d = X.shape[1]
         ledger.accountant = "basic"
         self.clip_bounds_ = self._clip_bounds(d)
@@ -450,10 +462,12 @@ class _DPEBMMixin:
         score_range = None
         if target_bounds:
             score_range = (target_bounds["privacy_target_min"], target_bounds["privacy_target_max"])
+        X_fit = np.vstack([self._clip(X), np.zeros((len(phantom_labels), d))])
+        y_fit = np.concatenate([np.asarray(y), np.asarray(phantom_labels, dtype=np.asarray(y).dtype)])
         with _private_interpret(score_range), warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_SEED_WARNING)
             try:
-                model.fit(self._clip(X), y)
+                model.fit(X_fit, y_fit)
             except Exception as exc:  # noqa: BLE001 - any interpret failure is a failed run, said clearly
                 raise RuntimeError(f"DP-EBM (interpret) failed to fit at epsilon={self.epsilon}, delta={self.delta}: "
                                    f"{type(exc).__name__}: {exc}") from exc
@@ -540,10 +554,9 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
 
     def fit(self, X, y):
         rng, _ = self._start_fit()
-        check_X_y(X, y)
-        X, y = validate_data(self, X, y, dtype=float, y_numeric=True)
+        X, y = validate_fit_data(self, X, y, y_numeric=True)
         self.model_ = self._fit_interpret(
-            DPExplainableBoostingRegressor, X, clip_values(y, self.y_bound), rng, self.privacy_ledger_,
+            DPExplainableBoostingRegressor, X, clip_values(y, self.y_bound), rng, self.privacy_ledger_, [0.0],
             privacy_target_min=-float(self.y_bound), privacy_target_max=float(self.y_bound),
         )
         return self
@@ -551,6 +564,9 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
     def predict(self, X):
         X = self._predict_X(X)  # checks fitted first
         return self.model_.predict(X)
+
+    def __sklearn_tags__(self):
+        return private_tags(self, super().__sklearn_tags__())
 
 
 
@@ -567,14 +583,14 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
     epsilon inside the public [-1e5, 1e5] (module docstring; paper 001's raw
     columns span six decades).  bound_quantile=None: the public
     [-x_bound, x_bound] for every feature, as the regressor.
-    decision_function is interpret's log-odds.
+    decision_function is interpret's log-odds.  `classes` = [negative, positive] is the public label set.
     """
 
     composes_in_gdp = False  # interpret's noise, basic composition
 
     _parameter_constraints = {**_DPEBMMixin._parameter_constraints,
                               "bound_quantile": [None, Interval(Real, 0, 0.5, closed="neither")],
-                              "bound_budget_frac": [Interval(Real, 0, 1, closed="neither")]}
+                              "bound_budget_frac": [Interval(Real, 0, 1, closed="neither")], **CLASSES}
 
     def __init__(
         self,
@@ -589,6 +605,7 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
         max_bins=32,
         bin_budget_frac=0.1,
         feature_types=None,
+        classes=(0, 1),
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -602,10 +619,11 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
         self.max_bins = max_bins
         self.bin_budget_frac = bin_budget_frac
         self.feature_types = feature_types
+        self.classes = classes
         self.random_state = random_state
 
     def _fit_model(self, X, y01, mu, rng, ledger):
-        self.model_ = self._fit_interpret(DPExplainableBoostingClassifier, X, y01.astype(int), rng, ledger)
+        self.model_ = self._fit_interpret(DPExplainableBoostingClassifier, X, y01.astype(int), rng, ledger, [0, 1])
 
     def decision_function(self, X):
         X = self._predict_X(X)  # checks fitted first

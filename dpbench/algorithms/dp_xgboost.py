@@ -64,7 +64,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from dpbench.algorithms.base import COUNT, POSITIVE, PRIVACY, DPClassifier
+from dpbench.algorithms.base import CLASSES, COUNT, POSITIVE, PRIVACY, DPClassifier, record_generator
 from dpbench.algorithms.registry import ROUNDS, algorithm
 from dpbench.privacy.mechanisms import exponential_mechanism_rows, laplace_mechanism
 from dpbench.privacy.subsampling import SubsampledPureDPLedger, per_round_epsilon, tag_round
@@ -163,7 +163,9 @@ class DPXGBoostClassifier(DPClassifier):
     """DP-XGBoost for binary classification (paper 001's tree-based baseline); see the module docstring.
 
     decision_function is the score minus base_score 0.5 (> 0 predicts classes_[1]).  Fixed settings and their
-    sources are in the module docstring; paper 001 tunes only `subsample` over {0.2, 0.5, 0.8}.
+    sources are in the module docstring; paper 001 tunes only `subsample` over {0.2, 0.5, 0.8}.  `classes` =
+    [negative, positive] is the public label set (never read from the rows: a fit on one class, or on none,
+    is a fit like any other).
     """
 
     composes_in_gdp = False  # rounds composed by dp-accounting's PLD
@@ -173,12 +175,12 @@ class DPXGBoostClassifier(DPClassifier):
         "learning_rate": POSITIVE, "reg_lambda": POSITIVE, "min_child_weight": [Interval(Real, 0, None, closed="left")],
         "n_bins": [Interval(Integral, 2, None, closed="left")],
         "n_candidates": [Interval(Integral, 2, None, closed="left")],
-        "grad_bound": POSITIVE, "x_bound": POSITIVE, "feature_types": [None, "array-like"],
+        "grad_bound": POSITIVE, "x_bound": POSITIVE, "feature_types": [None, "array-like"], **CLASSES,
     }
 
     def __init__(self, epsilon=1.0, delta=1e-6, n_rounds=100, subsample=0.8, max_depth=6, learning_rate=0.3,
                  reg_lambda=0.1, min_child_weight=50.0, n_bins=1024, n_candidates=64, grad_bound=1.0, x_bound=1e5,
-                 feature_types=None, random_state=None):
+                 feature_types=None, classes=(0, 1), random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.n_rounds = n_rounds
@@ -192,6 +194,7 @@ class DPXGBoostClassifier(DPClassifier):
         self.grad_bound = grad_bound
         self.x_bound = x_bound
         self.feature_types = feature_types
+        self.classes = classes
         self.random_state = random_state
 
     def _fit_model(self, X, y01, mu, rng, ledger):
@@ -204,7 +207,7 @@ class DPXGBoostClassifier(DPClassifier):
         s = np.full(X.shape[0], BASE_SCORE)
         for t in range(self.n_rounds):
             g = s - y01
-            keep = (rng.random(X.shape[0]) < self.subsample) & (np.abs(g) < self.grad_bound)
+            keep = (record_generator(rng).random(X.shape[0]) < self.subsample) & (np.abs(g) < self.grad_bound)
             self._grow_tree(B[keep], g[keep], eps_t, rng, ledger, t)
             s += trees.leaves[-1][trees.leaf_of(B, t)]
         return self

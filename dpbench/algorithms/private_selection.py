@@ -12,9 +12,18 @@
 4. Selection on the validation part by the exponential mechanism at the run's full epsilon: each
    validation record gives one vote, split equally among the candidates with the smallest error on it
    (squared error for regressors, 0-1 error for classifiers: `private_selection_clf`), and
-   P(k) ~ exp(eps votes_k / 2).  Adding or removing a record changes every vote count by at most 1
-   (sensitivity 1, whatever the label scale), so this is (eps, 0)-DP in the validation part.
+   P(k) ~ exp(eps votes_k).  Adding a record raises every vote count by its share (in [0, 1], summing to
+   1) and removing one lowers every count: the counts are monotone in the data with sensitivity 1 (whatever
+   the label scale), so the exponential mechanism needs no factor 1/2 (McSherry & Talwar 2007; the log
+   probability of k moves by its own change minus that of the normaliser, both in [0, eps] or both in
+   [-eps, 0]): (eps, 0)-DP in the validation part.  (Before: exp(eps votes_k / 2), half the budget unused.)
 5. The chosen candidate, as fitted on the fit part, is the model.
+
+Failures are releases (DESIGN.md): a fit or validation part can be empty or one-class whenever the data are
+small, so a candidate that raises, or whose predictions (on the validation rows or on the public probe 0,
+e_1, ..., e_d) are not finite, is replaced by the fallback (the zero model: prediction 0, score 0) before the
+vote; the selection goes on.  The fit accepts n = 0; the classifier's label set is its public `classes`,
+passed on to every candidate.
 
 Privacy: the two parts are disjoint and assigned per record at random, so by parallel composition the
 whole is max((eps, delta) of the K fits, (eps, 0) of the selection) = (eps, delta).  The ledger keeps
@@ -30,9 +39,19 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from dpbench.algorithms.base import COUNT, FRACTION, PRIVACY, DPEstimator, binary_labels, check_X_y
+from dpbench.algorithms.base import (
+    CLASSES,
+    COUNT,
+    FRACTION,
+    PRIVACY,
+    DPEstimator,
+    private_tags,
+    public_binary_labels,
+    record_generator,
+    validate_fit_data,
+)
 from dpbench.algorithms.registry import algorithm, get_spec, make
 from dpbench.privacy import PrivacyLedger, epsilon_from_mu_delta, exponential_mechanism
 from dpbench.privacy.composition import PARALLEL, tag
@@ -77,6 +96,38 @@ def _draw(space: dict, rng: np.random.Generator):
     return int(min(high, max(low, round(value)))) if space["type"] == "int" else float(value)
 
 
+class ZeroModel:
+    """The data-independent fallback for a candidate that failed: prediction 0 (classifiers: score 0, the
+    negative class)."""
+
+    fit_status_ = "candidate_failed"
+
+    def __init__(self, classes=None):
+        self.classes_ = None if classes is None else np.asarray(classes)
+
+    def decision_function(self, X):
+        return np.zeros(len(X))
+
+    def predict(self, X):
+        return np.zeros(len(X)) if self.classes_ is None else np.full(len(X), self.classes_[0])
+
+
+def _fitted_or_fallback(est, X_fit, y_fit, X_val, fallback):
+    """`est` fitted on the fit part, or `fallback` if the fit raises or predicts a non-finite value on the
+    validation rows or the public probe (whether a candidate fails depends on the data: never an exception)."""
+    probe = np.vstack([np.zeros((1, X_fit.shape[1])), np.eye(X_fit.shape[1])])
+    try:
+        with np.errstate(all="ignore"):
+            est.fit(X_fit, y_fit)
+            scores = [est.decision_function(Z) if hasattr(est, "decision_function") else est.predict(Z)
+                      for Z in (X_val, probe)]
+        if all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in scores):
+            return est
+    except Exception:  # noqa: BLE001 - any failure is replaced, by design (module docstring)
+        pass
+    return fallback
+
+
 def votes(errors: np.ndarray) -> np.ndarray:
     """errors (n_val x K) -> each candidate's votes: a record's one vote split among its smallest errors."""
     best = errors == errors.min(axis=1, keepdims=True)
@@ -111,6 +162,13 @@ class _PrivateSelection(DPEstimator):
     def _errors(model, X, y) -> np.ndarray:
         raise NotImplementedError
 
+    def _classes(self):
+        """The public label set (classifiers), None for regressors."""
+        return None
+
+    def _candidate_params(self) -> dict:
+        return {}
+
     def _select(self, X, y, rng, mu):
         spec, k = get_spec(self.algorithm), self.n_candidates
         gdp = spec.estimator.composes_in_gdp
@@ -121,19 +179,23 @@ class _PrivateSelection(DPEstimator):
             budget = {"epsilon": self.epsilon / k, "delta": self.delta / k}
         space = search_space(spec, {"pinned": self.pinned or ()})
         self.candidates_ = [{n: _draw(r, rng) for n, r in space.items()} for _ in range(k)]  # data-free
-        val = rng.random(len(y)) < self.validation_fraction
+        val = record_generator(rng).random(len(y)) < self.validation_fraction
         fit = ~val
         models = []
         for i, params in enumerate(self.candidates_):
-            est = make(self.algorithm, **{**(self.base_params or {}), **params, **budget}, random_state=rng)
-            est.fit(X[fit], y[fit])
-            ledger.candidates.append(est.privacy_ledger_)
-            ledger.entries.extend(replace(e, name=tag(f"fit/c{i}", e.name)) for e in est.privacy_ledger_.entries)
-            models.append(est)
-        errors = np.column_stack([self._errors(m, X[val], y[val]) for m in models]) if val.any() \
-            else np.zeros((0, k))
+            est = make(self.algorithm, **{**(self.base_params or {}), **self._candidate_params(), **params,
+                                          **budget}, random_state=rng)
+            models.append(_fitted_or_fallback(est, X[fit], y[fit], X[val], ZeroModel(self._classes())))
+            if hasattr(est, "privacy_ledger_"):  # a candidate that failed still spent what it released
+                ledger.candidates.append(est.privacy_ledger_)
+                ledger.entries.extend(replace(e, name=tag(f"fit/c{i}", e.name))
+                                      for e in est.privacy_ledger_.entries)
+        self.failed_candidates_ = [i for i, m in enumerate(models) if isinstance(m, ZeroModel)]
+        with np.errstate(over="ignore"):
+            errors = np.column_stack([self._errors(m, X[val], y[val]) for m in models]) if val.any() \
+                else np.zeros((0, k))
         self.votes_ = votes(errors) if len(errors) else np.zeros(k)
-        self.chosen_ = exponential_mechanism(self.epsilon * self.votes_ / 2, self.epsilon, 0.0, rng, ledger,
+        self.chosen_ = exponential_mechanism(self.epsilon * self.votes_, self.epsilon, 0.0, rng, ledger,
                                              tag("validation", "selection"))
         self.model_ = models[self.chosen_]
         self.chosen_params_ = self.candidates_[self.chosen_]
@@ -160,9 +222,11 @@ class PrivateSelectionRegressor(RegressorMixin, _PrivateSelection):
 
     def fit(self, X, y):
         rng, mu = self._start_fit()
-        check_X_y(X, y)
-        X, y = validate_data(self, X, y, dtype=float, y_numeric=True)
+        X, y = validate_fit_data(self, X, y, y_numeric=True)
         return self._select(X, y, rng, mu)
+
+    def __sklearn_tags__(self):
+        return private_tags(self, super().__sklearn_tags__())
 
 
 @algorithm("private_selection_clf", label="Private selection",
@@ -175,21 +239,28 @@ class PrivateSelectionClassifier(ClassifierMixin, _PrivateSelection):
     sum over records and has no sensitivity-1 vote).  Default base: BoostedAdaSSP's classifier."""
 
     task = "classification"
+    _parameter_constraints = {**_PrivateSelection._parameter_constraints, **CLASSES}
 
     def __init__(self, epsilon=1.0, delta=1e-6, algorithm="boosted_adassp_clf", base_params=None, n_candidates=8,
-                 validation_fraction=0.2, pinned=None, random_state=None):
+                 validation_fraction=0.2, pinned=None, classes=(0, 1), random_state=None):
         super().__init__(epsilon, delta, algorithm, base_params, n_candidates, validation_fraction, pinned,
                          random_state)
+        self.classes = classes
 
     @staticmethod
     def _errors(model, X, y):
         return (model.predict(X) != y).astype(float)
 
+    def _classes(self):
+        return self.classes_
+
+    def _candidate_params(self) -> dict:
+        return {"classes": self.classes}
+
     def fit(self, X, y):
         rng, mu = self._start_fit()
-        check_X_y(X, y)
-        X, y = validate_data(self, X, y, dtype=float)
-        self.classes_, _ = binary_labels(y)  # the labels themselves go to the candidates
+        X, y = validate_fit_data(self, X, y)
+        self.classes_, _ = public_binary_labels(y, self.classes)  # the labels themselves go to the candidates
         return self._select(X, y, rng, mu)
 
     def decision_function(self, X):
@@ -199,7 +270,7 @@ class PrivateSelectionClassifier(ClassifierMixin, _PrivateSelection):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
-        return tags
+        return private_tags(self, tags)
 
 
-__all__ = ["PrivateSelectionClassifier", "PrivateSelectionRegressor", "SelectionLedger", "votes"]
+__all__ = ["PrivateSelectionClassifier", "PrivateSelectionRegressor", "SelectionLedger", "ZeroModel", "votes"]

@@ -32,7 +32,7 @@ from collections import defaultdict
 import numpy as np
 from scipy.optimize import brentq
 
-from dpbench.privacy.accounting import check_epsilon_delta
+from dpbench.privacy.accounting import check_epsilon_delta, compose_mu, epsilon_from_mu_delta
 from dpbench.privacy.ledger import PrivacyLedger
 
 # ledger.accountant values understood by spent_by
@@ -108,14 +108,16 @@ def spent_by(ledger: PrivacyLedger, delta_target: float) -> tuple[float, float]:
     Entries are grouped by data part (`part_of(name)`).  Within a part:
     BASIC/PARALLEL sum epsilons and deltas; ADVANCED_PARALLEL applies
     advanced composition to the part's k releases (all must carry the same
-    (eps0, delta0)) with delta' chosen so that the part's delta plus that of
-    the whole-data entries is delta_target.  Whole-data (untagged) entries
-    are added to every part.  Across parts: PARALLEL and ADVANCED_PARALLEL
-    take the maximum (disjoint data), BASIC sums.  Gaussian mu entries are
-    not supported here.
+    (eps0, delta0); one release is charged as it is) with delta' chosen so
+    that the part's delta plus that of the whole-data entries is
+    delta_target.  A part of Gaussian (mu-GDP) releases only composes them
+    in GDP and is charged the epsilon of their mu at that delta.  Whole-data
+    (untagged) entries, (epsilon, delta) only, are added to every part.
+    Across parts: PARALLEL and ADVANCED_PARALLEL take the maximum (disjoint
+    data), BASIC sums.
     """
-    if ledger.gaussian_entries:
-        raise ValueError("spent_by composes (epsilon, delta) entries only; use ledger.total_mu() for GDP entries")
+    if ledger.accountant == BASIC and ledger.gaussian_entries:
+        raise ValueError("spent_by composes Gaussian (GDP) entries only within a tagged part; use ledger.total_mu()")
     if not ledger.entries:
         return 0.0, 0.0
     accountant = ledger.accountant
@@ -128,10 +130,20 @@ def spent_by(ledger: PrivacyLedger, delta_target: float) -> tuple[float, float]:
     parts = defaultdict(list)
     for e in ledger.entries:
         parts[part_of(e.name)].append(e)
-    whole_eps, whole_delta = basic(parts.pop("", []))
+    whole = parts.pop("", [])
+    if any(e.mu is not None for e in whole):
+        raise ValueError("a Gaussian release on the whole data must be tagged with its part or charged in (eps, delta)")
+    whole_eps, whole_delta = basic(whole)
     spent = [(0.0, 0.0)]
     for name, entries in parts.items():
-        if accountant == PARALLEL:
+        gaussian = [e.mu is not None for e in entries]
+        if any(gaussian):
+            if not all(gaussian):
+                raise ValueError(f"part {name!r} mixes Gaussian (GDP) and (epsilon, delta) releases")
+            part_delta = delta_target - whole_delta
+            eps, dlt = epsilon_from_mu_delta(compose_mu([e.mu * math.sqrt(e.count) for e in entries]),
+                                             part_delta), part_delta
+        elif accountant == PARALLEL or sum(e.count for e in entries) == 1:
             eps, dlt = basic(entries)
         else:
             charges = {(e.epsilon, e.delta) for e in entries}

@@ -29,6 +29,7 @@ from dpbench.privacy.ledger import PrivacyLedger
 from dpbench.privacy.mechanisms import noise_weakening
 
 ZERO_BIN = np.iinfo(np.int64).min  # the bin {0} of paper 004 Alg. 2-3
+OVERFLOW_BIN = np.iinfo(np.int64).max  # a statistic that overflowed (inf, or NaN from inf - inf): one fixed bin
 SENSITIVITY = 2.0  # L1 sensitivity of the count vector
 
 
@@ -61,12 +62,18 @@ def stability_histogram(
 
 
 def geometric_bins(values, base: float) -> np.ndarray:
-    """Bin id j of [base^j, base^(j+1)) for each value > 0, ZERO_BIN for 0 (values must be >= 0)."""
+    """Bin id j of [base^j, base^(j+1)) for each value > 0, ZERO_BIN for 0, OVERFLOW_BIN for inf or NaN.
+
+    Group statistics of finite data can overflow (a record at 1e200 squared): whether they do depends on the
+    data, so they go to a fixed bin like any other value instead of raising (DESIGN.md, "Failures are
+    releases").  Negative values are a caller's bug (the statistics are squares): ValueError.
+    """
     v = np.asarray(values, dtype=float)
-    if np.any(v < 0) or not np.all(np.isfinite(v)):
-        raise ValueError("geometric bins need finite values >= 0")
+    if np.any(v < 0):
+        raise ValueError("geometric bins need values >= 0")
     out = np.full(v.shape, ZERO_BIN, dtype=np.int64)
-    pos = v > 0
+    out[~np.isfinite(v)] = OVERFLOW_BIN
+    pos = np.isfinite(v) & (v > 0)
     out[pos] = np.floor(np.log(v[pos]) / math.log(base)).astype(np.int64)
     return out
 
@@ -78,9 +85,10 @@ def bin_left_edge(bin_id: int, base: float) -> float:
 def private_mode_left_edge(
     values, base: float, epsilon: float, delta: float, rng: np.random.Generator, ledger: PrivacyLedger, name: str
 ) -> float | None:
-    """Left end of the released geometric bin with the largest noisy count, or None (paper 004 Alg. 2-3 lines 4-8)."""
+    """Left end of the released geometric bin with the largest noisy count, or None (paper 004 Alg. 2-3 lines 4-8;
+    also None when that bin is the overflow bin: no finite scale, post-processing of the release)."""
     ids, noisy = stability_histogram(geometric_bins(values, base), epsilon, delta, rng, ledger, name)
-    if ids.size == 0:
+    if ids.size == 0 or ids[np.argmax(noisy)] == OVERFLOW_BIN:
         return None
     return bin_left_edge(ids[np.argmax(noisy)], base)
 

@@ -22,7 +22,8 @@ solve (`per_round_epsilon`, Brent in log epsilon_t) spends the requested
 epsilon to 1e-9 relative.
 
 Ledger: `SubsampledPureDPLedger` holds the (epsilon, 0) entries of each round,
-named `round <t>/<what>` (`tag_round`); within a round the entries compose by
+named `round <t>: <what>` (`tag_round`; not a '/' part tag: the rounds' subsamples overlap, they are not
+disjoint parts); within a round the entries compose by
 basic composition (as DP-XGBoost's own analysis: sketch + splits + leaves),
 releases on disjoint nodes being one entry (parallel composition).
 """
@@ -125,7 +126,7 @@ def per_round_epsilon(epsilon: float, delta: float, n_rounds: int, q: float) -> 
 
 
 def tag_round(t: int, what: str) -> str:
-    return f"round {t}/{what}"
+    return f"round {t}: {what}"
 
 
 @dataclass
@@ -134,7 +135,7 @@ class SubsampledPureDPLedger(PrivacyLedger):
 
     epsilon_delta(delta): per round, basic composition of its entries' epsilons; each amplified by
     subsampling; the rounds composed by dp-accounting's PLD accountant at `delta`.  Entries must be pure
-    (delta 0) and named `round <t>/...`.
+    (delta 0) and named `round <t>: ...`.
     """
 
     accountant: str = ACCOUNTANT
@@ -145,9 +146,9 @@ class SubsampledPureDPLedger(PrivacyLedger):
         for e in self.entries:
             if e.mu is not None or e.delta:
                 raise ValueError(f"{ACCOUNTANT} ledgers hold pure epsilon-DP entries only, got {e}")
-            if not e.name.startswith("round ") or "/" not in e.name:
+            if not e.name.startswith("round ") or ": " not in e.name:
                 raise ValueError(f"ledger entry {e.name!r} is not tagged with its round (tag_round)")
-            per_round[e.name.split("/", 1)[0]] += e.epsilon * e.count
+            per_round[e.name.split(": ", 1)[0]] += e.epsilon * e.count
         return list(per_round.values())
 
     def _unit_epsilon_delta(self, delta: float) -> tuple[float, float]:
