@@ -145,7 +145,8 @@ def test_learns_at_large_epsilon_and_not_at_tiny_epsilon():
 def test_labels_and_decision_function():
     X, y = data()
     labels = np.where(y == 1, "yes", "no")
-    est = algorithms.make("dp_xgboost", epsilon=200.0, n_rounds=10, classes=["no", "yes"], random_state=0).fit(X, labels)
+    est = algorithms.make("dp_xgboost", epsilon=200.0, n_rounds=10, classes=["no", "yes"],
+                          random_state=0).fit(X, labels)
     score = est.decision_function(X)
     np.testing.assert_array_equal(est.predict(X), np.where(score > 0, "yes", "no"))
     assert list(est.classes_) == ["no", "yes"]

@@ -20,11 +20,10 @@ from dpbench.algorithms.tukey import (
     sample_point_with_depth,
     sorted_projections,
 )
+from dpbench.privacy.mechanisms import recorded_releases
 
-EPS, DELTA = math.log(3), 1e-5  # the paper's (ln 3, 1e-5)
-# the record-level budget whose model-level share (group privacy over the two model changes one record makes)
-# is the paper's (ln 3, 1e-5): eps_u = eps / 2, delta_u = delta / (1 + e^{eps_u})
-EPS_R, DELTA_R = 2 * EPS, DELTA * (1 + math.exp(EPS))
+EPS, DELTA = math.log(3), 1e-5  # the paper's (ln 3, 1e-5); one record is one model swapped: the same budget
+EPS_R, DELTA_R = EPS, DELTA
 
 
 def fig2_data(d, m, seed):
@@ -225,38 +224,57 @@ def test_r2_close_to_ols_on_easy_data():
 
 
 def check_ledger(est, eps, delta, ran_em=True):
-    """Model-level entries (eps/4, 0) and (eps/4, delta_u), group size 2: exactly (eps, delta) per record."""
+    """Entries (eps/2, 0) for the check and (eps/2, delta) for the exponential mechanism: exactly (eps, delta)
+    per record (a record swaps one model: no group privacy)."""
     led = est.privacy_ledger_
-    assert led.accountant == "basic" and led.group_size == 2
+    assert led.accountant == "basic" and led.group_size == 1
     spent_eps, spent_delta = led.epsilon_delta(delta)
     if ran_em:
         assert spent_eps == pytest.approx(eps, rel=1e-9) and spent_delta == pytest.approx(delta, rel=1e-9)
         lap, em = led.entries
         assert em.mechanism == "exponential" and em.sensitivity == 1.0
-        assert em.epsilon == pytest.approx(eps / 4, rel=1e-12)
-        assert em.delta == pytest.approx(delta / (1 + math.exp(eps / 2)), rel=1e-12)
-    else:  # the check failed: only its release is charged, eps/2 per record and no delta
+        assert em.epsilon == pytest.approx(eps / 2, rel=1e-12) and em.delta == pytest.approx(delta, rel=1e-12)
+    else:  # the check failed: only its release is charged, eps/2 and no delta
         (lap,), em = led.entries, None
         assert spent_eps == pytest.approx(eps / 2, rel=1e-12) and spent_delta == 0.0
     assert lap.mechanism == "laplace" and lap.sensitivity == 1.0 and lap.delta == 0.0
-    assert lap.epsilon == pytest.approx(eps / 4, rel=1e-12)
+    assert lap.epsilon == pytest.approx(eps / 2, rel=1e-12)
     assert lap.noise_scale == pytest.approx(lap.sensitivity / lap.epsilon, rel=1e-12)
     return lap, em
 
 
 def test_ledger_when_ptr_passes():
     X, y = easy_data(n=50_000)
-    eps, delta = 1.4, 1e-6 * (1 + math.exp(0.7))  # model level: (0.7, 1e-6), the check and the EM at 0.35 each
-    est = TukeyEMRegressor(epsilon=eps, delta=delta, n_models=1000, fit_intercept=True, random_state=1).fit(X, y)
+    eps, delta = 0.7, 1e-6  # the check and the EM at 0.35 each
+    with recorded_releases() as releases:
+        est = TukeyEMRegressor(epsilon=eps, delta=delta, n_models=1000, fit_intercept=True,
+                               random_state=1).fit(X, y)
     assert est.fit_status_ == "ok" and est.ptr_passed_
     check_ledger(est, eps, delta)
-    # Alg. 1 at the model level: threshold log(1/(2 delta_u)) / (eps_u/2),
-    # Lemma 3.6 at (eps_u/2, delta_u / (8 e^{eps_u/2}))
+    # Alg. 1: threshold log(1/(2 delta)) / (eps/2), Lemma 3.6 at (eps/2, delta / (8 e^{eps/2}))
     assert est.ptr_threshold_ == pytest.approx(math.log(1 / 2e-6) / 0.35)
     rng = np.random.default_rng(1)  # replay the estimator's draws: partition, then perturbation
     S = sorted_projections(partition_ols(np.hstack([X, np.ones((len(X), 1))]), y, 1000, rng), 1e-10, rng)
-    assert est.ptr_distance_ == ptr_distance(log_depth_volumes(S), 250, 0.35, math.log(1e-6 / (8 * math.exp(0.35)))) > 0
+    log_v = log_depth_volumes(S)
+    assert est.ptr_distance_ == ptr_distance(log_v, 250, 0.35, math.log(1e-6 / (8 * math.exp(0.35)))) > 0
     assert est.ptr_noisy_distance_ >= est.ptr_threshold_
+    # the depth is drawn with P[i] ~ W_i exp((eps/2) i / 2): the standard factor 2 (depth is not monotone under
+    # the swap one record makes), never the paper's monotone exp((eps/2) i)
+    (em,) = [r for r in releases if r.mechanism == "restricted_exponential"]
+    np.testing.assert_allclose(em.value, depth_log_weights(log_v, 250, 0.35 / 2), rtol=1e-12)
+
+
+def test_one_record_changes_one_model_bit_for_bit():
+    """D and D plus one record, same seed: m - 1 of the m models are bit-identical (each part's model depends on
+    its own rows only; the swap argument of the class docstring needs exactly this), also when parts are
+    smaller than d and when the new record enlarges the largest part."""
+    rng = np.random.default_rng(3)
+    for n, d, m in [(5_000, 3, 1_000), (2_000, 10, 300), (300, 20, 100), (40, 3, 20)]:
+        X, y = rng.normal(size=(n + 1, d)), rng.normal(size=n + 1)
+        X[-1] *= 1e3  # an outlier record
+        a = partition_ols(X[:n], y[:n], m, np.random.default_rng(1))
+        b = partition_ols(X, y, m, np.random.default_rng(1))
+        assert np.sum(np.all(a == b, axis=1)) == m - 1, (n, d, m)
 
 
 def test_ptr_failure_is_a_result_charged_what_was_released():
@@ -296,7 +314,7 @@ def test_single_model_is_a_status_not_a_crash():
 def test_small_odd_and_even_m(m):
     """Tiny m: no g >= 1 fits between depths t+k+1 and floor(m/2), so k = -1 and PTR fails.
 
-    With eps = 1200 (eps_u = 600 at the model level, delta_u = 0.1 / (1 + e^600)) the lemma needs
+    With eps = 1200 (eps_u = 600 for the check, delta_u = 0.1) the lemma needs
     (eps_u / 2) g > log(8 e^{eps_u/2} / delta_u) + log(volume ratio) ~ 1.5 eps_u, i.e. g >= 4, first possible
     for k >= 1 from m = 40 (t = 10, D = 20); from m = 50 k >= 4 clears the threshold log(1/(2 delta_u)) / 300
     ~ 2.0 by far more than the Laplace scale 1/300 and the check passes.

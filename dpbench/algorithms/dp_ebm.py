@@ -112,6 +112,7 @@ from dpbench.algorithms.base import (
 )
 from dpbench.algorithms.registry import CLIP_BOUND, LEAVES, ROUNDS, algorithm
 from dpbench.privacy import PrivacyLedger, exponential_mechanism, mu_from_epsilon_delta
+from dpbench.privacy.mechanisms import noise_weakening
 
 FEATURE_TYPES = ("continuous", "nominal")
 INDICATOR_BOUNDS = (0.0, 1.0)  # a 'nominal' column is a one-hot indicator (dpbench's encoding)
@@ -292,8 +293,8 @@ def _dispatch_categorical(*args, **kwargs):
 
 
 def _dispatch_noise(*args, **kwargs):
-    if getattr(_LOCAL, "fit", None) is not None:
-        return gdp_noise_multi(*args, **kwargs)
+    if getattr(_LOCAL, "fit", None) is not None:  # (x the audit's power-test weakening, 1 otherwise)
+        return gdp_noise_multi(*args, **kwargs) * noise_weakening()
     return _resolve("interpret.utils._privacy", "calc_gdp_noise_multi")(*args, **kwargs)
 
 
@@ -488,19 +489,20 @@ class _DPEBMMixin:
         boost_eps, boost_delta = self.interpret_epsilon_ - bin_eps, self.delta - bin_delta
         domain = 1.0 if score_range is None else score_range[1] - score_range[0]
         queries = self.n_rounds * d
-        s_bin = gdp_noise_multi(d, bin_eps, bin_delta)
-        s_boost = gdp_noise_multi(queries, boost_eps, boost_delta) * domain * self.learning_rate
-        for name, expected in [("noise_scale_binning_", s_bin), ("noise_scale_boosting_", s_boost)]:
-            found = float(getattr(model, name))
+        # the scales interpret drew with (divided by the power test's weakening: the ledger keeps the true ones)
+        s_bin, s_boost = (float(model.noise_scale_binning_) / noise_weakening(),
+                          float(model.noise_scale_boosting_) / noise_weakening())
+        expected_boost = gdp_noise_multi(queries, boost_eps, boost_delta) * domain * self.learning_rate
+        for name, found, expected in [("noise_scale_binning_", s_bin, gdp_noise_multi(d, bin_eps, bin_delta)),
+                                      ("noise_scale_boosting_", s_boost, expected_boost)]:
             if not math.isclose(found, expected, rel_tol=1e-12):
                 raise InterpretChangedError(f"interpret's {name} is {found}; dpbench's accounting gives {expected}")
         ledger.record_dp(f"DP-EBM binning: {2 * (self.max_bins - 1)}-bin histogram of each of the {d} clipped "
                          f"features (GDP over {d} queries, in interpret)", "interpret_binning",
-                         bin_eps, bin_delta, sensitivity=1.0, noise_scale=float(model.noise_scale_binning_))
+                         bin_eps, bin_delta, sensitivity=1.0, noise_scale=s_bin)
         ledger.record_dp(f"DP-EBM boosting: per-leaf gradient sums, {self.n_rounds} rounds x {d} features "
                          f"(GDP over {queries} queries, in interpret)", "interpret_boosting",
-                         boost_eps, boost_delta, sensitivity=domain * self.learning_rate,
-                         noise_scale=float(model.noise_scale_boosting_))
+                         boost_eps, boost_delta, sensitivity=domain * self.learning_rate, noise_scale=s_boost)
 
     def _predict_X(self, X):
         check_is_fitted(self, "model_")

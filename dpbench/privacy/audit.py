@@ -37,7 +37,8 @@ ball (the algorithms' default clip bound 1); `branch_n` uses
 for d = 3 (no intercept unless the algorithm's params add one).  Whether a fit raises or returns NaN is a
 release too (DESIGN.md, "Failures are releases"): `empty` (n = 0 vs 1), `one_class` (the rare label removed
 entirely), `overflow` (a record at 1e200) and `selection_split` (the private selections' random parts empty
-or one-class) look for it.  `power` is each algorithm's own design (`AlgorithmSpec.audit_power`) on which a
+or one-class) look for it; `ptr_passes` reaches TukeyEM's exponential mechanism behind its check.
+`power` is each algorithm's own design (`AlgorithmSpec.audit_power`) on which a
 copy with every noise scale x 0.1 is caught (`power_check`, a test for every private algorithm), so the
 audit is shown able to see a broken release of each.
 """
@@ -319,6 +320,17 @@ def selection_split(spec) -> Design | None:
     return Design(_e(0)[None], np.array([1.0]), _e(0), -1.0)
 
 
+def ptr_passes(spec) -> Design | None:
+    """Algorithms with a PTR check over `n_models` models (TukeyEM) only: 40,000 ordinary rows and m = 800 models
+    of ~50 rows, on which the check passes at eps >= 1 (Lemma 3.6's distance ~80 against a threshold of 26 at
+    eps 1; m = 400 gives -1), so the restricted exponential mechanism behind it is reached; the added record
+    is a label outlier at the corner of the unit ball.  (Every other design ends in a failed check.)"""
+    if "n_models" not in spec.estimator().get_params():
+        return None
+    X, y = _ordinary(40_000, spec.task, seed=8)
+    return Design(X[:-1], y[:-1], np.ones(N_FEATURES) / np.sqrt(N_FEATURES), 10.0, {"n_models": 800})
+
+
 def power(spec) -> Design:
     """The algorithm's own power design (`AlgorithmSpec.audit_power`): a design and hyperparameters on which a
     copy with every noise scale x 0.1 is caught (`power_check`), so the audit could see a broken release."""
@@ -328,9 +340,9 @@ def power(spec) -> Design:
 
 
 DESIGNS = {f.__name__: f for f in (clip_pull, label_outlier, tiny_n, branch_n, rare_category, rare_label, empty,
-                                   one_class, overflow, selection_split, power)}
+                                   one_class, overflow, selection_split, ptr_passes, power)}
 CHEAP_DESIGNS = ("clip_pull", "tiny_n", "rare_category", "rare_label", "empty", "one_class", "overflow",
-                 "selection_split", "power")
+                 "selection_split", "ptr_passes", "power")
 
 
 # --------------------------------------------------------------------------- fitting

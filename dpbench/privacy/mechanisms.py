@@ -174,20 +174,24 @@ def laplace_mechanism(
 
 def exponential_mechanism(
     log_weights, epsilon: float, delta: float, rng: np.random.Generator, ledger: PrivacyLedger, name: str,
-    sensitivity: float = 1.0,
+    sensitivity: float = 1.0, restricted: bool = False,
 ) -> int:
     """Index i with probability proportional to exp(log_weights[i]) (Gumbel-max), charged (epsilon, delta).
 
     The caller builds the weights (score times epsilon, base measure) and
     states the charge its proof gives; entries of weight 0 (-inf) are never
     drawn.  argmax(log w + Gumbel) has exactly the softmax distribution.
+    `restricted`: a restricted exponential mechanism behind a PTR check (TukeyEM), whose log-weights hold
+    data-dependent region volumes: its privacy is the check's safety guarantee, not a bound on how one record
+    moves the log-weights, so `recorded_releases` reports it as 'restricted_exponential'.
     """
     log_w = np.asarray(log_weights, dtype=float)
     if not np.isfinite(log_w).any():
         raise ValueError("exponential mechanism: every candidate has weight 0")
     ledger.record_dp(name, "exponential", epsilon, delta, sensitivity=sensitivity, noise_scale=1.0)
     choice = int(np.argmax(log_w + rng.gumbel(0.0, noise_weakening(), size=log_w.shape)))
-    return report_release("exponential", name, log_w, sensitivity, epsilon, choice)
+    return report_release("restricted_exponential" if restricted else "exponential", name, log_w, sensitivity,
+                          epsilon, choice)
 
 
 def exponential_mechanism_rows(
