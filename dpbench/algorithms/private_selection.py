@@ -55,6 +55,7 @@ from dpbench.algorithms.base import (
 from dpbench.algorithms.registry import algorithm, get_spec, make
 from dpbench.privacy import PrivacyLedger, epsilon_from_mu_delta, exponential_mechanism
 from dpbench.privacy.composition import PARALLEL, tag
+from dpbench.privacy.mechanisms import release_part
 from dpbench.tuning import search_space
 
 
@@ -185,7 +186,8 @@ class _PrivateSelection(DPEstimator):
         for i, params in enumerate(self.candidates_):
             est = make(self.algorithm, **{**(self.base_params or {}), **self._candidate_params(), **params,
                                           **budget}, random_state=rng)
-            models.append(_fitted_or_fallback(est, X[fit], y[fit], X[val], ZeroModel(self._classes())))
+            with release_part("fit"):  # disjoint from the validation part (the per-release test checks it)
+                models.append(_fitted_or_fallback(est, X[fit], y[fit], X[val], ZeroModel(self._classes())))
             if hasattr(est, "privacy_ledger_"):  # a candidate that failed still spent what it released
                 ledger.candidates.append(est.privacy_ledger_)
                 ledger.entries.extend(replace(e, name=tag(f"fit/c{i}", e.name))
