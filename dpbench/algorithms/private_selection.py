@@ -121,7 +121,7 @@ def _fitted_or_fallback(est, X_fit, y_fit, X_val, fallback):
         with np.errstate(all="ignore"):
             est.fit(X_fit, y_fit)
             scores = [est.decision_function(Z) if hasattr(est, "decision_function") else est.predict(Z)
-                      for Z in (X_val, probe)]
+                      for Z in (X_val, probe) if len(Z)]  # (an empty validation part is not a failure)
         if all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in scores):
             return est
     except Exception:  # noqa: BLE001 - any failure is replaced, by design (module docstring)

@@ -313,10 +313,10 @@ def selection_split(spec) -> Design | None:
     if "validation_fraction" not in spec.estimator().get_params():
         return None
     if spec.task == "classification":
-        X, _ = _ordinary(31, spec.task, seed=7)
+        X, _ = _ordinary(31, spec.task, seed=7)  # 32 rows: D the first 31, the added record the last
         y = np.zeros(31)
         y[0] = 1.0
-        return Design(X[:-1], y[:-1], X[-1], 1.0)
+        return Design(X[:-1], y, X[-1], 1.0)
     return Design(_e(0)[None], np.array([1.0]), _e(0), -1.0)
 
 
