@@ -189,5 +189,5 @@ def spearman_interval(x, y, level: float = 0.95, resamples: int = 2000, seed: in
 def within(value: float, paper: float, tolerance: float, relative: bool = False) -> bool:
     """The paper's number reproduced: |value - paper| <= tolerance (relative: a factor 1 + tolerance either way)."""
     if relative:
-        return paper / (1 + tolerance) <= value <= paper * (1 + tolerance)
-    return abs(value - paper) <= tolerance
+        return bool(paper / (1 + tolerance) <= value <= paper * (1 + tolerance))
+    return bool(abs(value - paper) <= tolerance)

@@ -304,7 +304,7 @@ def _alg4_within_a2(df: pd.DataFrame) -> tuple[float, int]:
        "The bias of the AdaSSP estimator, |E mu_1 - mu|, is then at least |mu| - tau, since |E mu_1| <= tau.",
        "the exact bias (clipped-Gaussian mean) at least |mu| - tau (to 1e-12) in every (mu, tau), and no one-shot "
        "estimate's mean error below |mu| - tau by more than 4 standard errors (a bound: deterministic, not a "
-       "comparison)", fpr=0.0)
+       "comparison)")
 def _claim_adassp_bias(load) -> Verdict:
     df = load("theory")
     b = df[df["method"] == "adassp_bias"]
@@ -324,7 +324,7 @@ def _claim_adassp_bias(load) -> Verdict:
        "In contrast, the BoostedAdaSSP algorithm converges to the population mean mu for any non-zero clipping "
        "bound tau.",
        "Alg. 4's error at its last round below 1e-6 in every (mu, tau), and Alg. 3's mean error at its last round "
-       "smaller at the largest n than at the smallest in every (mu, tau)", fpr=0.0)
+       "smaller at the largest n than at the smallest in every (mu, tau)")
 def _claim_converges(load) -> Verdict:
     df = load("theory")
     a4 = df[df["method"] == "alg4"]
@@ -345,7 +345,7 @@ def _claim_converges(load) -> Verdict:
        "The error of theta_R is bounded by |theta_R - mu| <= tau (3/2 - Phi(tau))^(R - max(0, |mu| - tau) / "
        "((Phi(2 tau) - 1/2) tau)).",
        "Alg. 4's exact error at most the bound (relative tolerance 1e-9) at every (mu, tau, R) past the warm-up "
-       "where the bound is above 1e-12", fpr=0.0)
+       "where the bound is above 1e-12")
 def _claim_prop_a2(load) -> Verdict:
     ratio, count = _alg4_within_a2(load("theory"))
     return Verdict(ratio <= 1 + 1e-9, f"max error / bound = {ratio:.3g} over {count} (mu, tau, R) past the "
@@ -357,7 +357,7 @@ def _claim_prop_a2(load) -> Verdict:
        "+ R^(3/2) tau / (n sqrt(rho))).",
        "the mean |Alg. 3 - Alg. 4| over trials exceeds the bound with the proof's constants by more than 4 standard "
        "errors in no (mu, tau, n, R); and dpbench's boosted_adassp with an intercept only (eps 1000) within 1e-2 of "
-       "noiseless Alg. 3", fpr=0.0)
+       "noiseless Alg. 3")
 def _claim_prop_a3(load) -> Verdict:
     df = load("theory")
     gap = df[df["method"] == "alg3_minus_alg4"]
