@@ -182,9 +182,9 @@ def test_smoke_sweep_draws_the_figure_and_checks_the_claims(outlier, tmp_path, m
     df = results.load(sweep)
     assert len(df) == 4 * 2 * 2 * (1 + 1 + 2)  # datasets x seeds x eps x (boosted, adassp, tukey x 2)
     assert set(df["status"]) <= {"ok", "ptr_failed"}
-    for c in claims.claims(f"robust_{outlier}"):
+    for c in claims.claims(f"robust_{outlier}"):  # 4 judged cells (p = 5%) at most: too few for a verdict
         verdict = c.check(lambda _: df)
-        assert verdict.holds in (True, False, None) and "cells" in verdict.measured
+        assert verdict.holds is None and "comparable cells (need 5)" in verdict.measured, verdict.measured
 
 
 def test_full_configs_are_the_paper_grid():
