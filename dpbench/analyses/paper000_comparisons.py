@@ -137,15 +137,11 @@ def _n_over_d(load) -> Verdict:
     for e, p in c.table.groupby(level="epsilon"):
         p = p.droplevel("epsilon")
         if len(p) < MIN_CELLS:
-            parts.append(f"eps {e:g}: {len(p)} datasets")
+            parts.append(f"eps {e:g}: {len(p)} datasets; {c.too_few(len(p))}")
             verdicts.append(None)
             continue
         rho, lo, hi = spearman_interval(ratio.reindex(p.index), np.log(p["partner"] / p["ours"]))
         parts.append(f"eps {e:g}: rho {rho:+.2f} [{lo:+.2f}, {hi:+.2f}] ({len(p)} datasets)")
         verdicts.append(False if abs(rho) >= RHO_BAND else (True if -RHO_BAND < lo and hi < RHO_BAND else None))
     holds = False if False in verdicts else (True if all(v is True for v in verdicts) else None)
-    measured = "Spearman rho [95% interval]: " + "; ".join(parts) + c.note()
-    if None in verdicts and any(len(p) < MIN_CELLS for _, p in c.table.groupby(level="epsilon")):
-        measured += "; " + c.too_few(min(len(p) for _, p in c.table.groupby(level="epsilon")))
-    return Verdict(holds, measured)
-
+    return Verdict(holds, "Spearman rho [95% interval]: " + "; ".join(parts) + c.note())
