@@ -331,7 +331,8 @@ def cmd_analysis(argv: list[str]) -> int:
 
     parser = _OneLineParser(prog="python -m dpbench analysis",
                             description="Run an analysis of the papers that is not a sweep grid (dpbench/analyses/): "
-                                        "it writes <results-dir>/NAME/NAME.parquet and its figures.")
+                                        "it writes <results-dir>/NAME/NAME.parquet and its figures "
+                                        "(--smoke: <results-dir>/NAME_smoke/, which the report does not judge).")
     parser.add_argument("name", nargs="?", help=f"one of: {', '.join(analyses.available())} (none: list them)")
     parser.add_argument("--smoke", action="store_true", help="the small version (seconds; what CI runs)")
     parser.add_argument("--results-dir", default="results", help="parent of the output directory (default %(default)s)")
@@ -344,7 +345,7 @@ def cmd_analysis(argv: list[str]) -> int:
             print(f"{name:24s} {analyses.get(name).description}")
         return 0
     entry = analyses.get(args.name)
-    out = Path(args.results_dir) / args.name
+    out = Path(args.results_dir) / (args.name + ("_smoke" if args.smoke else ""))  # smoke results: never judged
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     written = entry.run(out, smoke=args.smoke)

@@ -1,11 +1,25 @@
-"""The papers' claims, each next to the check that measures it on dpbench's results.
+"""The papers' claims, each next to the check that measures it on dpbench's results, and the statistical tests
+the checks share.
 
-A claim is one sentence of a paper about one figure or table, registered with `@claim(figure, paper, text)`
-on a function `check(load) -> Verdict`.  `load(name)` returns the results of the sweep or analysis `name`
-(a DataFrame: `results.load(results_dir / name)`, or an analysis' `<name>.parquet`) and raises
-FileNotFoundError when it has not been run.  The report (`python -m dpbench report`) prints every claim of
-the figures it covers with its verdict: `holds` True only when the numbers support the claim, False when
-they contradict it, None when the results cannot decide (too few runs, a missing dataset).
+A claim is one sentence of a paper about one figure or table, registered with
+`@claim(figure, paper, where, quote, criterion)` on a function `check(load) -> Verdict`: `quote` is the paper's
+sentence word for word, `where` locates it (section, figure), `criterion` is the falsifiable test dpbench applies
+(the report prints it beside the verdict).  `load(name)` returns the results of the sweep or analysis `name` (a
+DataFrame) and raises FileNotFoundError when it has not been run.  `holds` is True only when the test supports
+the claim, False when the numbers contradict it, None when the results cannot decide (too few cells, a missing
+dataset, partners that failed).
+
+Every criterion has a stated false-positive rate `fpr`: for a claim of an effect (`effect=True`), how often it
+comes out reproduced on results with no effect; for a claim of no effect (`effect=False`, e.g. "not a
+controlling factor", "competitive"), how often it comes out reproduced on results with a strong effect.
+tests/test_claims.py checks both on seeded synthetic results.
+
+Shared conventions (one place, used by every check):
+- a *cell* is one comparison unit (dataset x epsilon, or epsilon x p x n); a cell where more than
+  `FAILED_SHARE` of either side's runs ended in a failed outcome (status other than 'ok': ptr_failed, an empty
+  private histogram, an error) is excluded and counted: a win over a zero model is not a win;
+- "better on the majority" is a one-sided sign test over cells at level `ALPHA`; False when the observed share
+  is at most one half; a test needs at least `MIN_CELLS` cells (the fewest for which p < ALPHA is possible).
 """
 
 from __future__ import annotations
@@ -13,29 +27,46 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+ALPHA = 0.05  # level of every one-sided test
+FAILED_SHARE = 0.0  # a cell where either side failed in more than this share of its runs is not compared
+MIN_CELLS = 5  # a sign test over fewer cells cannot reach p < ALPHA (0.5 ** 5 = 0.031)
+
 
 @dataclass(frozen=True)
 class Verdict:
     holds: bool | None
-    measured: str  # one sentence with the numbers the verdict rests on
+    measured: str  # the numbers the verdict rests on
 
 
 @dataclass(frozen=True)
 class Claim:
     figure: str  # the results name the claim is about, e.g. 'fig1' (results/fig1/)
     paper: str  # '000' ... '004' (../shared/papers)
-    text: str  # the paper's claim, in one sentence
+    where: str  # section / figure of the paper, e.g. 'Sec. IV, Fig. 1(a)'
+    quote: str  # the paper's sentence, word for word
+    criterion: str  # the test dpbench applies, falsifiable, with its thresholds
     check: Callable  # check(load) -> Verdict
+    effect: bool = True  # True: the sentence asserts an effect; False: it asserts no (substantial) effect
+    fpr: float = ALPHA  # stated false-positive rate of the criterion (see the module docstring)
+
+    @property
+    def text(self) -> str:
+        return f'{self.where}: "{self.quote}"'
 
 
 _CLAIMS: list[Claim] = []
 
 
-def claim(figure: str, paper: str, text: str):
-    """Function decorator: register `check(load) -> Verdict` as the measurement of a paper's claim."""
+def claim(figure: str, paper: str, where: str, quote: str, criterion: str, effect: bool = True,
+          fpr: float = ALPHA):
+    """Function decorator: register `check(load) -> Verdict` as the test of a paper's sentence."""
 
     def decorate(fn):
-        _CLAIMS.append(Claim(figure, paper, text, fn))
+        _CLAIMS.append(Claim(figure, paper, where, quote, criterion, fn, effect, fpr))
         return fn
 
     return decorate
@@ -50,3 +81,113 @@ def claims(figure: str | None = None) -> list[Claim]:
 def _import_all() -> None:
     """Claims live next to what they check (analyses, tuning experiments); import those packages."""
     import dpbench.analyses  # noqa: F401
+
+
+# ---- cells and failed partners ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Cells:
+    """Paired cell means of two sides (columns `ours`, `partner`), the cells where a side failed removed."""
+    table: pd.DataFrame
+    excluded: int = 0  # cells removed because a side failed in more than FAILED_SHARE of its runs
+    total: int = 0  # cells with results of both sides
+    failed: tuple = (0, 0)  # failed runs of (ours, partner) over the cells with results of both
+    runs: tuple = (0, 0)
+
+    def _failures(self) -> str:
+        ours = f"; ours failed in {self.failed[0]} of {self.runs[0]} runs" if self.failed[0] else ""
+        return f"partner failed in {self.failed[1]} of {self.runs[1]} runs{ours}"
+
+    def note(self) -> str:
+        if not self.excluded:
+            return ""
+        return (f"; {self.excluded} of {self.total} cells excluded ({self._failures()}; a cell where a side failed "
+                f"in more than {FAILED_SHARE:g} of its runs is not compared)")
+
+    def too_few(self, n: int) -> str:
+        """The reason a test over n remaining cells is undecided."""
+        return f"{n} comparable cells (need {MIN_CELLS})" + (f": {self._failures()}" if self.excluded else "")
+
+
+def failed(df: pd.DataFrame) -> pd.Series:
+    """Runs that ended in a failed outcome: any status other than 'ok' (zero model, empty histogram, error)."""
+    return df["status"].fillna("ok") != "ok"
+
+
+def paired_cells(df: pd.DataFrame, keys: list[str], side: str, ours: str, partner: str, metric: str) -> Cells:
+    """Mean `metric` over runs per cell (`keys`) of the rows whose `side` is `ours` / `partner`, side by side.
+    A failed run's metric (e.g. the zero model's MSE) counts in its mean, but the cell is excluded when either
+    side's failed share is above FAILED_SHARE."""
+    rows = df[df[side].isin([ours, partner])]
+    rows = rows.assign(_failed=failed(rows) if "status" in rows else False)
+    g = rows.groupby([*keys, side])
+    wide = lambda s: s.unstack(side).reindex(columns=[ours, partner])  # noqa: E731
+    mean, share, nfail, runs = wide(g[metric].mean()), wide(g["_failed"].mean()), wide(g["_failed"].sum()), wide(
+        g.size())
+    both = mean.dropna()
+    bad = (share.reindex(both.index) > FAILED_SHARE).any(axis=1)
+    table = both[~bad].set_axis(["ours", "partner"], axis=1)
+    total = lambda t: tuple(int(v) for v in t.reindex(both.index).sum())  # noqa: E731 - (ours, partner)
+    return Cells(table, int(bad.sum()), len(both), total(nfail), total(runs))
+
+
+# ---- tests --------------------------------------------------------------------------------------------------
+
+def sign_test(wins: int, n: int) -> float:
+    """One-sided p-value of `wins` successes in `n` untied comparisons when each is a fair coin."""
+    return float(stats.binomtest(int(wins), int(n), 0.5, alternative="greater").pvalue) if n else 1.0
+
+
+def majority(better: pd.Series, worse: pd.Series, by=None, ratio: pd.Series | None = None,
+             max_median_ratio: float | None = None) -> tuple[bool | None, str]:
+    """Sign test over cells that `better` wins (ties dropped), per group of `by` (e.g. epsilon), all groups.
+
+    True: p < ALPHA in every group (and, with `max_median_ratio`, the median `ratio` at most that in every
+    group); False: in some group of at least MIN_CELLS cells the share of wins is at most 1/2 (or the median
+    ratio above the bound); None otherwise (too few cells, a majority that is not significant)."""
+    keys = better.index.get_level_values(by) if by is not None else np.zeros(len(better))
+    parts, holds = [], True
+    frame = pd.DataFrame({"win": better.to_numpy(), "loss": worse.to_numpy(), "key": keys,
+                          "ratio": ratio.to_numpy() if ratio is not None else np.nan})
+    if frame.empty:
+        return None, "no comparable cells"
+    for key, g in frame.groupby("key", sort=True):
+        wins, n = int(g["win"].sum()), int((g["win"] | g["loss"]).sum())
+        p = sign_test(wins, n)
+        text = (f"{by} {key:g}: " if by is not None else "") + f"{wins}/{n} (p = {p:.3g})"
+        ok = n >= MIN_CELLS and p < ALPHA
+        if max_median_ratio is not None:
+            med = float(g["ratio"].median())
+            text += f", median ratio {med:.3g}"
+            if n >= MIN_CELLS and med > max_median_ratio:
+                holds = False
+            ok = ok and med <= max_median_ratio
+        if n >= MIN_CELLS and wins <= n / 2:
+            holds = False
+        elif holds is not False and not ok:
+            holds = None
+        if n < MIN_CELLS:
+            text += f" (fewer than {MIN_CELLS} cells)"
+        parts.append(text)
+    return holds, "; ".join(parts)
+
+
+def spearman_interval(x, y, level: float = 0.95, resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """Spearman rho of (x, y) and its percentile bootstrap interval over the pairs (seeded: reproducible)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    rho = float(stats.spearmanr(x, y).statistic)
+    idx = np.random.default_rng(seed).integers(0, len(x), size=(resamples, len(x)))
+    rx, ry = stats.rankdata(x[idx], axis=1), stats.rankdata(y[idx], axis=1)
+    rx, ry = rx - rx.mean(axis=1, keepdims=True), ry - ry.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = (rx * ry).sum(axis=1) / np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
+    boot = np.nan_to_num(boot, nan=0.0)  # a resample with one distinct value: no rank association
+    lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
+    return rho, float(lo), float(hi)
+
+
+def within(value: float, paper: float, tolerance: float, relative: bool = False) -> bool:
+    """The paper's number reproduced: |value - paper| <= tolerance (relative: a factor 1 + tolerance either way)."""
+    if relative:
+        return bool(paper / (1 + tolerance) <= value <= paper * (1 + tolerance))
+    return bool(abs(value - paper) <= tolerance)

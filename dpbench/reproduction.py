@@ -2,9 +2,11 @@
 
 `python -m dpbench report` (no experiment) writes `<results_dir>/report.html` and `report.md`.  A section
 per results directory that holds a sweep (parts/) or an analysis (<name>.parquet), and per figure that has
-claims but no results yet ("not run"): the paper's claims beside what dpbench measured (`dpbench.claims`),
-the figure, runs, seeds, tuning trials, wall time, failures by status and provenance.  A claim is marked
-reproduced only when its check says the numbers support it.
+claims but no results yet ("not run"): the paper's claims (sentence, location, the criterion dpbench tests) beside
+what dpbench measured (`dpbench.claims`), the figure, runs, seeds, tuning trials, wall time, failures by status
+and provenance.  A claim is marked reproduced only when its check says the numbers support it.  Smoke results
+(`<name>_smoke/`, of sweeps and analyses alike) are listed last under "smoke, not judged": no claim is checked
+on them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pandas as pd
 from dpbench import claims, results
 
 VERDICTS = {True: "reproduced", False: "not reproduced", None: "undecided"}
+SMOKE = "_smoke"  # suffix of the results directory of a smoke sweep or analysis: never judged
 SWEEP_LOG = "sweeps.jsonl"  # one line per finished sweep command: its wall time and runs (written by cmd_sweep)
 
 
@@ -44,6 +47,8 @@ def load_results(results_dir: Path, name: str) -> pd.DataFrame:
     when there are none."""
     out = Path(results_dir) / name
     table = out / f"{name}.parquet"
+    if not table.exists() and name.endswith(SMOKE):  # an analysis' smoke run keeps its table's name
+        table = out / f"{name.removesuffix(SMOKE)}.parquet"
     if (out / results.PARTS).is_dir():
         df = results.load(out)
         grid = out / "config.json"
@@ -75,6 +80,10 @@ class Section:
     failures: dict = field(default_factory=dict)
     figures: list = field(default_factory=list)  # paths relative to results_dir
     error: str | None = None
+
+    @property
+    def smoke(self) -> bool:
+        return self.name.endswith(SMOKE)
 
 
 def _facts(df: pd.DataFrame, out: Path) -> tuple[dict, dict]:
@@ -109,10 +118,11 @@ def _facts(df: pd.DataFrame, out: Path) -> tuple[dict, dict]:
 def sections(results_dir: Path) -> list[Section]:
     results_dir = Path(results_dir)
     names = sorted({p.parent.name for p in results_dir.glob(f"*/{results.PARTS}")}
-                   | {p.parent.name for p in results_dir.glob("*/*.parquet") if p.stem == p.parent.name}
+                   | {p.parent.name for p in results_dir.glob("*/*.parquet")
+                      if p.parent.name in (p.stem, p.stem + SMOKE)}
                    | {c.figure for c in claims.claims()})
     out = []
-    for name in names:
+    for name in sorted(names, key=lambda n: n.endswith(SMOKE)):  # smoke sections last
         sec = Section(name)
         try:
             df = load_results(results_dir, name)
@@ -122,7 +132,7 @@ def sections(results_dir: Path) -> list[Section]:
         except Exception as exc:  # noqa: BLE001 - one unreadable directory must not stop the report
             sec.error = f"results unreadable: {type(exc).__name__}: {exc}"
         sec.figures = sorted(str(p.relative_to(results_dir)) for p in (results_dir / name).glob("*.png"))
-        for c in claims.claims(name):
+        for c in [] if sec.smoke else claims.claims(name):
             try:
                 verdict = c.check(lambda n: load_results(results_dir, n))
             except FileNotFoundError as exc:
@@ -135,6 +145,8 @@ def sections(results_dir: Path) -> list[Section]:
 
 
 def _verdict_counts(secs: list[Section]) -> str:
+    if secs and all(s.smoke for s in secs):
+        return "smoke, not judged"
     counts = pd.Series([VERDICTS[v.holds] for s in secs for _, v in s.claims]).value_counts()
     return ", ".join(f"{n} {k}" for k, n in counts.items()) or "no claims checked"
 
@@ -143,11 +155,14 @@ def markdown(secs: list[Section]) -> str:
     lines = ["# dpbench reproduction report", "", f"Claims: {_verdict_counts(secs)}.", ""]
     lines += [f"- [{s.name}](#{s.name}): {s.error or _verdict_counts([s])}" for s in secs] + [""]
     for s in secs:
-        lines += [f"## {s.name}", ""]
+        if s.smoke and not any(t.smoke for t in secs[:secs.index(s)]):
+            lines += ["# Smoke runs (smoke, not judged)", ""]
+        lines += [f"## {s.name}" + (" (smoke, not judged)" if s.smoke else ""), ""]
         if s.error:
             lines += [f"*{s.error}*", ""]
         for c, v in s.claims:
-            lines += [f"- **{VERDICTS[v.holds]}** (paper {c.paper}) {c.text}  ", f"  measured: {v.measured}"]
+            lines += [f"- **{VERDICTS[v.holds]}** (paper {c.paper}) {c.text}  ", f"  criterion: {c.criterion}  ",
+                      f"  measured: {v.measured}"]
         if s.claims:
             lines.append("")
         for f in s.figures:
@@ -176,14 +191,17 @@ def to_html(secs: list[Section]) -> str:
                   for s in secs)
     body.append(f"<ul>{toc}</ul>")
     for s in secs:
-        body.append(f"<h2 id='{e(s.name)}'>{e(s.name)}</h2>")
+        if s.smoke and not any(t.smoke for t in secs[:secs.index(s)]):
+            body.append("<h1>Smoke runs (smoke, not judged)</h1>")
+        body.append(f"<h2 id='{e(s.name)}'>{e(s.name)}{' (smoke, not judged)' if s.smoke else ''}</h2>")
         if s.error:
             body.append(f"<p><i>{e(s.error)}</i></p>")
         if s.claims:
             rows = "".join(f"<tr class='{VERDICTS[v.holds].replace(' ', '-')}'><td>{e(VERDICTS[v.holds])}</td>"
-                           f"<td>paper {e(c.paper)}: {e(c.text)}</td><td>{e(v.measured)}</td></tr>"
-                           for c, v in s.claims)
-            body.append(f"<table><tr><th>verdict</th><th>claim</th><th>measured</th></tr>{rows}</table>")
+                           f"<td>paper {e(c.paper)}, {e(c.text)}</td><td>{e(c.criterion)}</td>"
+                           f"<td>{e(v.measured)}</td></tr>" for c, v in s.claims)
+            body.append("<table><tr><th>verdict</th><th>claim</th><th>criterion</th><th>measured</th></tr>"
+                        f"{rows}</table>")
         body += [f"<img src='{e(f)}' alt='{e(s.name)}'>" for f in s.figures]
         facts = dict(s.facts)
         if s.failures:

@@ -32,21 +32,20 @@ def test_smoke_runs_every_method_and_draws_every_figure(smoke):
     figs = {p.stem for p in (smoke / "paper001_figures").glob("*.png")}
     assert {"fig2_f1_vs_epsilon", "fig3_f1_vs_rounds", "fig4_boosting_effect_squared", "fig6_nonprivate_f1"} <= figs
     assert all((smoke / "paper001_figures" / f"{f}.pdf").exists() for f in figs)
-    assert (smoke / "clf_fig1" / "clf_fig1.png").exists()
+    assert (smoke / "clf_fig1_smoke" / "clf_fig1.png").exists()  # smoke analyses: never judged
 
 
 @needs_mirror
 def test_claims_measure_the_smoke_results(smoke):
     def load(name):
-        name = "paper001_smoke" if name == "paper001" else name
-        path = smoke / name
+        path = smoke / f"{name}_smoke"
         return results.load(path) if (path / "parts").exists() else pd.read_parquet(path / f"{name}.parquet")
 
     checked = [c for c in claims.claims() if c.paper == "001"]
     assert len(checked) >= 6
-    for c in checked:
+    for c in checked:  # the checks read the real columns; verdicts are tested on built cases (test_claims.py)
         v = c.check(load)
-        assert v.holds in (True, False, None) and v.measured, (c.text, v)
+        assert any(v.holds is h for h in (True, False, None)) and v.measured, (c.text, v)  # a Python bool, not numpy
     timing = next(c for c in checked if c.figure == "clf_timing").check(load)
     assert timing.holds is None  # the smoke timing has 20 rounds, not the paper's 1000
 

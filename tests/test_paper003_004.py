@@ -77,35 +77,6 @@ def test_claims_registered():
     assert texts["003"].count("paper003") >= 5
 
 
-ALGS = ("DP-ROBGD", "DP-AMBSSGD", "DP-SSP")
-
-
-def _fig1_frame(cells):
-    """cells: {(sweep, value): (DP-ROBGD, DP-AMBSSGD, DP-SSP) mean errors} -> a paper004_fig1-like frame."""
-    rows = []
-    for (sweep, v), errs in cells.items():
-        cell = {"n": 1e5, "kappa": 1.0, "sigma": 1.0, "alpha": 0.0, sweep: v, "sweep": sweep}
-        rows += [{**cell, "algorithm": a, "excess_error": e} for a, e in zip(ALGS, errs, strict=True)]
-    return pd.DataFrame(rows)
-
-
-def test_paper004_claims_can_fail():
-    good = _fig1_frame({("n", 1e4): (2e-3, 1e-2, 1e-3), ("n", 1e5): (1e-5, 1e-3, 5e-6),
-                        ("sigma", 0.01): (1e-6, 1e-3, 5e-5), ("sigma", 1.0): (1e-5, 1e-3, 5e-6)})
-    assert paper004.claim_robgd_beats_ambssgd(lambda name: good).holds is True
-    assert paper004.claim_ssp_slightly_better(lambda name: good).holds is True
-    bad = _fig1_frame({("n", 1e4): (2e-2, 1e-3, 1e-3), ("n", 1e5): (1e-2, 1e-3, 5e-6),
-                       ("sigma", 0.01): (1e-6, 1e-3, 5e-7), ("sigma", 1.0): (1e-5, 1e-3, 5e-6)})
-    assert paper004.claim_robgd_beats_ambssgd(lambda name: bad).holds is False
-    assert paper004.claim_ssp_slightly_better(lambda name: bad).holds is False  # SSP fine at sigma 0.01
-    corrupt = pd.DataFrame([{"alpha": a, "algorithm": alg, "excess_error": e} for a, errs in
-                            ((0.0, (1e-5, 1e-3, 5e-6)), (0.1, (2e-5, 1e-1, 5e-1)))
-                            for alg, e in zip(ALGS, errs, strict=True)])
-    assert paper004.claim_only_robgd_robust(lambda name: corrupt).holds is True
-    corrupt.loc[(corrupt["alpha"] == 0.1) & (corrupt["algorithm"] == "DP-SSP"), "excess_error"] = 6e-6
-    assert paper004.claim_only_robgd_robust(lambda name: corrupt).holds is False
-
-
 @pytest.mark.parametrize("name", ["paper004_fig1", "paper004_corruption", "paper003"])
 def test_analysis_smoke(tmp_path, name):
     written = analyses.get(name).run(tmp_path, smoke=True)
@@ -113,6 +84,8 @@ def test_analysis_smoke(tmp_path, name):
     assert any(p.with_suffix(".pdf").exists() for p in written if p.suffix == ".png")
     df = pd.read_parquet(next(p for p in written if p.suffix == ".parquet"))
     assert len(df)
-    for c in claims.claims(name):  # every claim's check runs on the smoke results (verdicts not asserted)
+    for c in claims.claims(name):  # the checks read the real columns; verdicts: built cases in test_claims.py
         verdict = c.check(lambda _n, df=df: df)
-        assert verdict.holds in (True, False, None) and verdict.measured
+        assert any(verdict.holds is h for h in (True, False, None)) and verdict.measured  # not a numpy bool
+        if name == "paper004_fig1":  # 2 trials, 4 cells: too few for any sign test
+            assert verdict.holds is None, verdict.measured

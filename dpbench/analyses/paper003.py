@@ -44,7 +44,7 @@ import pandas as pd
 
 from dpbench import algorithms
 from dpbench.analyses import analysis
-from dpbench.claims import Verdict, claim
+from dpbench.claims import ALPHA, MIN_CELLS, Verdict, claim, sign_test
 
 EPS, DELTA = math.log(3), 1e-5
 PAPER_LEVEL = (math.log(9), 4e-5)  # dpbench's TukeyEM here = the paper's model-level mechanism at (ln 3, 1e-5)
@@ -319,14 +319,21 @@ def _table(load):
 PAPER_TUKEY = "TukeyEM (paper's accounting)"  # the paper's mechanism and budget: the like-for-like comparison
 
 
-@claim("paper003", "003", "On most datasets TukeyEM obtains R^2 exceeding or matching that of both AdaSSP and DPSGD "
-                          "(Fig. 1; matching = interquartile ranges overlap; TukeyEM with the paper's accounting).")
+@claim("paper003", "003", "Sec. 4.4, Fig. 1",
+       "First, on most datasets TukeyEM obtains R^2 exceeding or matching that of both AdaSSP and DPSGD.",
+       "the paper's bolding rule of Fig. 1: on more than half of the datasets with results, TukeyEM's median train "
+       "R^2 (paper's accounting, m by the paper's rule) at least the best of AdaSSP's and tuned DP-GD's, or its "
+       "interquartile range overlapping that method's; a dataset where AdaSSP or DP-GD failed in any trial is "
+       "excluded; 5 of the paper's 8 datasets are not in the data mirror", effect=False)
 def claim_tukey_matches(load):
     tab = _table(load)
     tab = tab[tab["status"] == "ok"]
-    wins = []
+    wins, excluded = [], []
     for name, g in tab.groupby("dataset"):
         g = g.set_index("method")
+        if (g.loc[[PAPER_METHODS[1], PAPER_METHODS[3]], "failed"] > 0).any():
+            excluded.append(name)
+            continue
         tk = g.loc[PAPER_TUKEY]
         others = g.loc[[PAPER_METHODS[1], PAPER_METHODS[3]]]
         best = others["train_r2"].idxmax()
@@ -335,11 +342,14 @@ def claim_tukey_matches(load):
     n_ok = sum(w[1] for w in wins)
     return Verdict(n_ok > len(wins) / 2 if wins else None,
                    "; ".join(f"{n}: TukeyEM {t:.3f} (record level {r:.3f}) vs {b} {v:.3f} ({'ok' if o else 'worse'})"
-                             for n, o, t, r, b, v in wins) + f" ({len(MISSING)} of 8 datasets missing)")
+                             for n, o, t, r, b, v in wins) + f" ({len(MISSING)} of 8 datasets missing"
+                   + (f"; excluded, a partner failed: {', '.join(excluded)})" if excluded else ")"))
 
 
-@claim("paper003", "003", "TukeyEM's median R^2 on Synthetic, California and Diamonds is 0.997, 0.099, 0.307 "
-                          "(Fig. 1, train R^2); within 0.05 here (paper's accounting).")
+@claim("paper003", "003", "Sec. 4.4, Fig. 1 (table)",
+       "TukeyEM: Synthetic 0.997, California 0.099, Diamonds 0.307 (median R^2)",
+       "the paper's numbers with a tolerance: TukeyEM's median train R^2 (paper's accounting, m by the paper's "
+       "rule) within 0.05 of the paper's on every dataset with results")
 def claim_tukey_values(load):
     tab = _table(load)
     tk = tab[tab["status"] == "ok"].set_index(["method", "dataset"])
@@ -354,23 +364,40 @@ def claim_tukey_values(load):
     return Verdict(all(abs(v) <= 0.05 for v in diffs.values()) if diffs else None, "; ".join(map(one, names)))
 
 
-@claim("paper003", "003", "As d grows, the number of models m required to pass the PTR threshold grows (Fig. 2 left).")
+@claim("paper003", "003", "Sec. 4.3, Fig. 2 (left)",
+       "As d grows, the number of models required to pass the PTR threshold grows.",
+       "(paper's accounting) the smallest m whose mean PTR distance clears the threshold is non-decreasing in d and "
+       "larger at the largest d than at the smallest; and a one-sided sign test over (m, consecutive d) pairs that "
+       "the mean distance falls as d grows, p < 0.05 (needs 5 pairs); not reproduced when the smallest m is not "
+       "growing so or the distance falls in at most half of the pairs")
 def claim_m_grows_with_d(load):
     df = load("paper003")
     f2 = df[(df["part"] == "fig2") & (df["accounting"] == "paper (model level)")]
     mean = f2.groupby(["d", "m"])["ptr_distance"].mean().reset_index()
+    dist = mean.pivot(index="m", columns="d", values="ptr_distance").sort_index(axis=1)
+    step = np.diff(dist.to_numpy(), axis=1)
+    falls, rises = int((step < 0).sum()), int((step > 0).sum())
+    p = sign_test(falls, falls + rises)
     need = {}
     for d, g in mean.groupby("d"):
         ok = g[g["ptr_distance"] >= f2["ptr_threshold"].iloc[0]]
         need[int(d)] = int(ok["m"].min()) if len(ok) else math.inf
     ordered = [need[d] for d in sorted(need)]
     grows = all(a <= b for a, b in zip(ordered, ordered[1:], strict=False)) and ordered[0] < ordered[-1]
-    return Verdict(bool(grows), "smallest m whose mean distance clears the threshold (paper's accounting): "
-                   + ", ".join(f"d={d}: {v}" for d, v in sorted(need.items())))
+    text = ("smallest m whose mean distance clears the threshold (paper's accounting): "
+            + ", ".join(f"d={d}: {v}" for d, v in sorted(need.items()))
+            + f"; distance falls with d in {falls}/{falls + rises} (m, d) steps (p = {p:.3g})")
+    if falls + rises < MIN_CELLS:
+        return Verdict(None, text)
+    if not grows or falls <= rises:
+        return Verdict(False, text)
+    return Verdict(True if p < ALPHA else None, text)
 
 
-@claim("paper003", "003", "Selecting m = 1000 typically produces nearly optimal R^2 (Sec. 4.3; within 0.05 of the "
-                          "best median over the m whose PTR checks all pass; paper's accounting).")
+@claim("paper003", "003", "Sec. 4.3",
+       "Furthermore, across many datasets, simply selecting m = 1000 typically produces nearly optimal R^2",
+       "(paper's accounting) on more than half of the datasets, the median train R^2 at m = 1000 within 0.05 of "
+       "the best median over the m whose PTR checks all pass", effect=False)
 def claim_m1000(load):
     df = load("paper003")
     sw = df[(df["part"] == "m_sweep") & (df["method"] == PAPER_TUKEY)]
@@ -384,8 +411,11 @@ def claim_m1000(load):
                              for n in med.index))
 
 
-@claim("paper003", "003", "TukeyEM runs in under one second and its runtime grows linearly in m (Sec. 4.5, Fig. 2 "
-                          "right; Synthetic).")
+@claim("paper003", "003", "Sec. 4.5, Fig. 2 (right)",
+       "TukeyEM is slower than the covariance matrix-based methods NonDP and AdaSSP, but it still runs in under one "
+       "second [...] TukeyEM's runtime also, as expected, depends linearly on the number of models m.",
+       "Synthetic: the fastest of 5 fits below 1 s at every m, and Pearson correlation of fit seconds with m above "
+       "0.9 (at most ~0.1% for 8 m's with times unrelated to m)")
 def claim_runtime(load):
     df = load("paper003")
     t = df[(df["part"] == "runtime") & (df["method"] == "TukeyEM")].set_index("m")["fit_seconds"]

@@ -29,7 +29,7 @@ def paired_means(df: pd.DataFrame, x: str, y: str, metric: str) -> pd.DataFrame:
     return means.assign(failed=failed.reindex(means.index).astype(bool))
 
 
-def _setting_rows(df: pd.DataFrame, x: str, y: str, setting) -> pd.DataFrame:
+def setting_rows(df: pd.DataFrame, x: str, y: str, setting) -> pd.DataFrame:
     """The runs of x in mode setting[0] and of y in mode setting[1] (all runs of both when setting is None)."""
     if setting is None:
         return df
@@ -61,7 +61,7 @@ def setting_label(setting, x: str, y: str) -> str:
 
 def setting_pairs(df: pd.DataFrame, x: str, y: str, metric: str = "test_mse", settings=None) -> dict:
     """{setting: paired_means} for each setting (None: all runs)."""
-    return {s: paired_means(_setting_rows(df, x, y, s), x, y, metric) for s in _settings(settings)}
+    return {s: paired_means(setting_rows(df, x, y, s), x, y, metric) for s in _settings(settings)}
 
 
 def win_counts(pairs: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
