@@ -132,7 +132,7 @@ def p003(rng, effect):
                 r2 = base - 0.05 + rng.normal(0, 0.01) if effect != "null" else rng.uniform(-1, 1)
                 rows.append({"dataset": name, "method": method, "part": "table", "seed": s, "train_r2": r2,
                              "test_r2": r2, "status": "ok"})
-        for label, m, s in itertools.product(("TukeyEM", "TukeyEM (paper's accounting)"), paper003.M_GRID, range(5)):
+        for label, m, s in itertools.product(("TukeyEM",), paper003.M_GRID, range(5)):
             if paper:
                 r2 = base + rng.normal(0, 0.01)
             elif effect == "strong":
@@ -141,11 +141,9 @@ def p003(rng, effect):
                 r2 = rng.uniform(-1, 1)
             rows.append({"dataset": name, "method": label, "part": "m_sweep", "m": m, "seed": s, "train_r2": r2,
                          "test_r2": r2, "status": "ok", "ptr_passed": True})
-    for d, m, s, acc in itertools.product(paper003.FIG2_D, paper003.M_GRID, range(3),
-                                          ("dpbench (record level)", "paper (model level)")):
+    for d, m, s in itertools.product(paper003.FIG2_D, paper003.M_GRID, range(3)):
         dist = m / 50 / d if paper else (m / 500 * d if effect == "strong" else rng.uniform(0, 20))
-        rows.append({"part": "fig2", "d": d, "m": m, "seed": s, "accounting": acc, "ptr_distance": dist,
-                     "ptr_threshold": 10.0})
+        rows.append({"part": "fig2", "d": d, "m": m, "seed": s, "ptr_distance": dist, "ptr_threshold": 10.0})
     for m in paper003.M_GRID:
         rows.append({"part": "runtime", "dataset": "Synthetic", "method": "TukeyEM", "m": m,
                      "fit_seconds": m / 4000 + (2.0 if effect == "strong" else 0.0) if effect != "null"

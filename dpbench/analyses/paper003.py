@@ -20,11 +20,11 @@ report R^2 on the training part (the paper's metric, on 80% of the rows) and on 
 Methods, all at (ln 3, 1e-5):
 - NonDP: OLS.  AdaSSP (`adassp`) with x_bound = max ||(x, 1)|| and y_bound = max |y| of the training rows:
   the data bounds the paper gives it, non-private.
-- TukeyEM (`tukey`): dpbench's, private at (ln 3, 1e-5) for one *record* added or removed; it runs the
-  paper's model-level mechanism at (ln 3 / 2, 1e-5 / (1 + sqrt 3)) (`tukey` docstring).  "TukeyEM (paper's
-  accounting)" is the paper's mechanism at the paper's (ln 3, 1e-5) for one *model* added or removed =
-  dpbench's at (ln 9, 4e-5): what the paper ran, not (ln 3, 1e-5)-DP at the record level.  m: the paper's
-  rule, the smallest m in 250, 500, ..., 2000 where every trial's PTR check passes (Sec. 4.3).
+- TukeyEM (`tukey`): private at (ln 3, 1e-5) for one *record* added or removed; one record swaps one of the m
+  models, so it runs the paper's PTR check with the paper's constants, and only its exponential mechanism keeps
+  the standard factor 2 (depth is not monotone under a swap; `tukey` docstring).  (Earlier versions ran the
+  paper's mechanism at half the budget by group privacy and showed a second "paper's accounting" column.)
+  m: the paper's rule, the smallest m in 250, 500, ..., 2000 where every trial's PTR check passes (Sec. 4.3).
 - DP-GD (`dpgd`, full-batch DP gradient descent, dpbench's stand-in for the paper's Keras DP-SGD) over the
   grid learning_rate 1e-6..1 (x10), grad_bound 1e-2..1e6 (x100), n_rounds 20, 200 (70 settings; the paper:
   2,184 settings of DP-SGD), 3 trials a setting; "tuned" = the best median train R^2, "90% tuned" = the
@@ -47,7 +47,6 @@ from dpbench.analyses import analysis
 from dpbench.claims import ALPHA, MIN_CELLS, Verdict, claim, sign_test
 
 EPS, DELTA = math.log(3), 1e-5
-PAPER_LEVEL = (math.log(9), 4e-5)  # dpbench's TukeyEM here = the paper's model-level mechanism at (ln 3, 1e-5)
 M_GRID = [250, 500, 750, 1000, 1250, 1500, 1750, 2000]
 PAPER_TABLE = {  # paper 003 Fig. 1: NonDP, AdaSSP, TukeyEM, DPSGD (tuned), DPSGD (90% tuned); median train R^2
     "Synthetic": (0.997, 0.991, 0.997, 0.997, 0.997), "California": (0.637, -1.285, 0.099, 0.085, -1.03),
@@ -120,16 +119,14 @@ def run_dataset(name: str, smoke: bool) -> list[dict]:
     for s in range(trials):
         res = _fit("adassp", {"epsilon": EPS, "delta": DELTA, **bounds}, X, y, Xte, yte, s)
         rows.append(_row(name, PAPER_METHODS[1], False, bounds, s, res, part="table"))
-    # TukeyEM over m (Fig. 5) in both accountings, with the PTR distance of each fit
-    for label, (eps, delta) in (("TukeyEM", (EPS, DELTA)), ("TukeyEM (paper's accounting)", PAPER_LEVEL)):
-        for m in m_grid:
-            for s in range(trials):
-                p = {"epsilon": eps, "delta": delta, "n_models": m}
-                res = _fit("tukey", p, X, y, Xte, yte, s)
-                est = res["est"]
-                rows.append(_row(name, label, label == "TukeyEM", p, s, res, part="m_sweep", m=m,
-                                 ptr_distance=est.ptr_distance_, ptr_threshold=est.ptr_threshold_,
-                                 ptr_passed=est.ptr_passed_))
+    # TukeyEM over m (Fig. 5), with the PTR distance of each fit
+    for m in m_grid:
+        for s in range(trials):
+            p = {"epsilon": EPS, "delta": DELTA, "n_models": m}
+            res = _fit("tukey", p, X, y, Xte, yte, s)
+            est = res["est"]
+            rows.append(_row(name, "TukeyEM", True, p, s, res, part="m_sweep", m=m, ptr_distance=est.ptr_distance_,
+                             ptr_threshold=est.ptr_threshold_, ptr_passed=est.ptr_passed_))
     # DP-GD: grid with 3 trials (smoke: 1 and a small grid), then the tuned and 90%-tuned settings
     grid = DPGD_GRID[::9] if smoke else DPGD_GRID
     grid_rows = []
@@ -165,12 +162,10 @@ def ptr_vs_m(smoke: bool) -> list[dict]:
         for m in [100, 200] if smoke else M_GRID:
             for s in range(1 if smoke else 3):
                 X, y = make_regression(n_samples=(d + 1) * m, n_features=d, noise=10.0, random_state=s)
-                for label, (eps, delta) in (("dpbench (record level)", (EPS, DELTA)),
-                                            ("paper (model level)", PAPER_LEVEL)):
-                    est = algorithms.make("tukey", epsilon=eps, delta=delta, n_models=m, fit_intercept=True,
-                                          random_state=s).fit(X, y)  # same seed: the same m models
-                    rows.append({"part": "fig2", "d": d, "m": m, "seed": s, "accounting": label,
-                                 "ptr_distance": est.ptr_distance_, "ptr_threshold": est.ptr_threshold_})
+                est = algorithms.make("tukey", epsilon=EPS, delta=DELTA, n_models=m, fit_intercept=True,
+                                      random_state=s).fit(X, y)
+                rows.append({"part": "fig2", "d": d, "m": m, "seed": s, "ptr_distance": est.ptr_distance_,
+                             "ptr_threshold": est.ptr_threshold_})
     return rows
 
 
@@ -201,11 +196,8 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
         if part.empty or (part["status"] == "missing_data").all():
             out.append({"dataset": name, "method": "all", "status": "missing_data"})
             continue
-        chosen = {}
-        for label in ("TukeyEM", "TukeyEM (paper's accounting)"):
-            sweep = part[(part["part"] == "m_sweep") & (part["method"] == label)]
-            chosen[label] = choose_m(sweep)
-        for method in ["NonDP", PAPER_METHODS[1], "TukeyEM", "TukeyEM (paper's accounting)", *PAPER_METHODS[3:]]:
+        chosen = {"TukeyEM": choose_m(part[(part["part"] == "m_sweep") & (part["method"] == "TukeyEM")])}
+        for method in PAPER_METHODS:
             if method in chosen:
                 m, ok = chosen[method]
                 runs = part[(part["part"] == "m_sweep") & (part["method"] == method) & (part["m"] == m)]
@@ -228,20 +220,16 @@ def _figures(df: pd.DataFrame, out: Path) -> list[Path]:
     paths = []
     # Fig. 2 left: PTR distance vs m
     f2 = df[df["part"] == "fig2"]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
-    for ax, acc in zip(axes, ["dpbench (record level)", "paper (model level)"], strict=True):
-        part = f2[f2["accounting"] == acc]
-        for i, (d, g) in enumerate(part.groupby("d")):
-            mean = g.groupby("m")["ptr_distance"].mean()
-            ax.plot(mean.index, mean.values, marker="o", ms=3, color=plt.get_cmap("viridis")(i / 4),
-                    label=f"d = {int(d)}")
-        ax.axhline(part["ptr_threshold"].iloc[0], ls="--", color="k", lw=1, label="pass threshold")
-        ax.set_title("dpbench: (ln 3, 1e-5) per record" if acc.startswith("dpbench") else
-                     "paper's accounting: (ln 3, 1e-5) per model = (ln 9, 4e-5) per record", fontsize=9)
-        ax.set_xlabel("m (models), n = (d + 1) m")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("Lemma 3.6 distance to unsafety")
-    axes[1].legend(fontsize=8)
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    for i, (d, g) in enumerate(f2.groupby("d")):
+        mean = g.groupby("m")["ptr_distance"].mean()
+        ax.plot(mean.index, mean.values, marker="o", ms=3, color=plt.get_cmap("viridis")(i / 4), label=f"d = {int(d)}")
+    ax.axhline(f2["ptr_threshold"].iloc[0], ls="--", color="k", lw=1, label="pass threshold")
+    ax.set_title("(ln 3, 1e-5) per record", fontsize=9)
+    ax.set_xlabel("m (models), n = (d + 1) m")
+    ax.set_ylabel("Lemma 3.6 distance to unsafety")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
     fig.suptitle("paper 003 Fig. 2 (left): PTR distance vs m; make_regression, noise 10, intercept", fontsize=10)
     fig.tight_layout()
     paths.append(save(fig, out / "paper003_fig2_ptr.png"))
@@ -316,13 +304,13 @@ def _table(load):
     return table(load("paper003"))
 
 
-PAPER_TUKEY = "TukeyEM (paper's accounting)"  # the paper's mechanism and budget: the like-for-like comparison
+PAPER_TUKEY = "TukeyEM"
 
 
 @claim("paper003", "003", "Sec. 4.4, Fig. 1",
        "First, on most datasets TukeyEM obtains R^2 exceeding or matching that of both AdaSSP and DPSGD.",
        "the paper's bolding rule of Fig. 1: on more than half of the datasets with results, TukeyEM's median train "
-       "R^2 (paper's accounting, m by the paper's rule) at least the best of AdaSSP's and tuned DP-GD's, or its "
+       "R^2 (m by the paper's rule) at least the best of AdaSSP's and tuned DP-GD's, or its "
        "interquartile range overlapping that method's; a dataset where AdaSSP or DP-GD failed in any trial is "
        "excluded; 5 of the paper's 8 datasets are not in the data mirror", effect=False)
 def claim_tukey_matches(load):
@@ -338,18 +326,18 @@ def claim_tukey_matches(load):
         others = g.loc[[PAPER_METHODS[1], PAPER_METHODS[3]]]
         best = others["train_r2"].idxmax()
         ok = tk["train_r2"] >= others.loc[best, "train_r2"] or tk["train_q3"] >= others.loc[best, "train_q1"]
-        wins.append((name, bool(ok), tk["train_r2"], g.loc["TukeyEM", "train_r2"], best, others.loc[best, "train_r2"]))
+        wins.append((name, bool(ok), tk["train_r2"], best, others.loc[best, "train_r2"]))
     n_ok = sum(w[1] for w in wins)
     return Verdict(n_ok > len(wins) / 2 if wins else None,
-                   "; ".join(f"{n}: TukeyEM {t:.3f} (record level {r:.3f}) vs {b} {v:.3f} ({'ok' if o else 'worse'})"
-                             for n, o, t, r, b, v in wins) + f" ({len(MISSING)} of 8 datasets missing"
+                   "; ".join(f"{n}: TukeyEM {t:.3f} vs {b} {v:.3f} ({'ok' if o else 'worse'})"
+                             for n, o, t, b, v in wins) + f" ({len(MISSING)} of 8 datasets missing"
                    + (f"; excluded, a partner failed: {', '.join(excluded)})" if excluded else ")"))
 
 
 @claim("paper003", "003", "Sec. 4.4, Fig. 1 (table)",
        "TukeyEM: Synthetic 0.997, California 0.099, Diamonds 0.307 (median R^2)",
-       "the paper's numbers with a tolerance: TukeyEM's median train R^2 (paper's accounting, m by the paper's "
-       "rule) within 0.05 of the paper's on every dataset with results")
+       "the paper's numbers with a tolerance: TukeyEM's median train R^2 (m by the paper's rule)"
+       " within 0.05 of the paper's on every dataset with results")
 def claim_tukey_values(load):
     tab = _table(load)
     tk = tab[tab["status"] == "ok"].set_index(["method", "dataset"])
@@ -357,22 +345,21 @@ def claim_tukey_values(load):
     diffs = {n: tk.loc[(PAPER_TUKEY, n), "train_r2"] - PAPER_TABLE[n][2] for n in names}
 
     def one(n):
-        paper_acc, record = tk.loc[(PAPER_TUKEY, n)], tk.loc[("TukeyEM", n)]
-        return (f"{n}: {paper_acc['train_r2']:.3f} at m = {paper_acc['m']:.0f} (record level "
-                f"{record['train_r2']:.3f} at m = {record['m']:.0f}; paper {PAPER_TABLE[n][2]})")
+        row = tk.loc[(PAPER_TUKEY, n)]
+        return f"{n}: {row['train_r2']:.3f} at m = {row['m']:.0f} (paper {PAPER_TABLE[n][2]})"
 
     return Verdict(all(abs(v) <= 0.05 for v in diffs.values()) if diffs else None, "; ".join(map(one, names)))
 
 
 @claim("paper003", "003", "Sec. 4.3, Fig. 2 (left)",
        "As d grows, the number of models required to pass the PTR threshold grows.",
-       "(paper's accounting) the smallest m whose mean PTR distance clears the threshold is non-decreasing in d and "
+       "the smallest m whose mean PTR distance clears the threshold is non-decreasing in d and "
        "larger at the largest d than at the smallest; and a one-sided sign test over (m, consecutive d) pairs that "
        "the mean distance falls as d grows, p < 0.05 (needs 5 pairs); not reproduced when the smallest m is not "
        "growing so or the distance falls in at most half of the pairs")
 def claim_m_grows_with_d(load):
     df = load("paper003")
-    f2 = df[(df["part"] == "fig2") & (df["accounting"] == "paper (model level)")]
+    f2 = df[df["part"] == "fig2"]
     mean = f2.groupby(["d", "m"])["ptr_distance"].mean().reset_index()
     dist = mean.pivot(index="m", columns="d", values="ptr_distance").sort_index(axis=1)
     step = np.diff(dist.to_numpy(), axis=1)
@@ -384,7 +371,7 @@ def claim_m_grows_with_d(load):
         need[int(d)] = int(ok["m"].min()) if len(ok) else math.inf
     ordered = [need[d] for d in sorted(need)]
     grows = all(a <= b for a, b in zip(ordered, ordered[1:], strict=False)) and ordered[0] < ordered[-1]
-    text = ("smallest m whose mean distance clears the threshold (paper's accounting): "
+    text = ("smallest m whose mean distance clears the threshold: "
             + ", ".join(f"d={d}: {v}" for d, v in sorted(need.items()))
             + f"; distance falls with d in {falls}/{falls + rises} (m, d) steps (p = {p:.3g})")
     if falls + rises < MIN_CELLS:
@@ -396,7 +383,7 @@ def claim_m_grows_with_d(load):
 
 @claim("paper003", "003", "Sec. 4.3",
        "Furthermore, across many datasets, simply selecting m = 1000 typically produces nearly optimal R^2",
-       "(paper's accounting) on more than half of the datasets, the median train R^2 at m = 1000 within 0.05 of "
+       "on more than half of the datasets, the median train R^2 at m = 1000 within 0.05 of "
        "the best median over the m whose PTR checks all pass", effect=False)
 def claim_m1000(load):
     df = load("paper003")
