@@ -25,6 +25,9 @@ commands:
   audit   [--full] [...]      empirical privacy audit: fit each private algorithm many times on D and on D
                               plus one crafted record, lower-bound epsilon (see `audit --help`);
                               `audit --ledger`: check that each ledger composes to the requested budget
+  algorithms [NAME]           the registered algorithms: task, privacy, parameters (defaults, constraints),
+                              tuning ranges, what each implements
+  --version                   dpbench's version
 """
 HYDRA_COMMANDS = ("sweep", "plot", "report")  # composed by Hydra from dpbench/conf (and ./conf)
 
@@ -353,8 +356,65 @@ def cmd_analysis(argv: list[str]) -> int:
     return 0
 
 
+def _constraint_text(constraints) -> str:
+    from sklearn.utils._param_validation import make_constraint
+
+    if constraints == "no_validation":
+        return "any"
+    return " or ".join(str(make_constraint(c)) for c in constraints)
+
+
+def _range_text(space: dict) -> str:
+    if space["type"] == "categorical":
+        return "one of " + ", ".join(map(str, space["choices"]))
+    return f"{space['type']} in [{space['low']:g}, {space['high']:g}]" + (", log scale" if space.get("log") else "")
+
+
+def cmd_algorithms(argv: list[str]) -> int:
+    """Every registered algorithm (or one, NAME) with what a user needs to run it."""
+    from dpbench import algorithms
+
+    parser = argparse.ArgumentParser(prog="python -m dpbench algorithms",
+                                     description="The registered algorithms; with NAME, one in full.")
+    parser.add_argument("name", nargs="?", help="an algorithm name (default: a line each)")
+    args = parser.parse_args(argv)
+    if args.name is None:
+        for name in algorithms.available():
+            spec = algorithms.get_spec(name)
+            print(f"{name:24s} {spec.task:15s} {_privacy_text(spec):14s} {spec.description}")
+        print("\n`python -m dpbench algorithms NAME` for parameters and tuning ranges")
+        return 0
+    spec = algorithms.get_spec(args.name)  # ValueError naming the valid ones
+    est = spec.estimator
+    print(f"{spec.name}: {spec.label or spec.name} ({spec.task}; privacy: {_privacy_text(spec)})")
+    print(f"  {spec.description}")
+    print(f"  class {est.__module__}.{est.__name__} (its docstring gives the argument and the sources)")
+    print("  parameters (default; constraint):")
+    defaults = est().get_params()
+    for key, value in defaults.items():
+        print(f"    {key} = {value!r}; {_constraint_text(est._parameter_constraints.get(key, 'no_validation'))}")
+    if spec.tuning_space:
+        print("  tuned (paper 000 Table I ranges):")
+        for key, space in spec.tuning_space.items():
+            print(f"    {key}: {_range_text(space)}")
+    return 0
+
+
+def _privacy_text(spec) -> str:
+    if not spec.private:
+        return "none"
+    return "mu-GDP" if getattr(spec.estimator, "composes_in_gdp", True) else "(eps, delta)"
+
+
+def cmd_version(argv: list[str]) -> int:
+    from dpbench import __version__
+
+    print(f"dpbench {__version__}")
+    return 0
+
+
 COMMANDS = {"sweep": cmd_sweep, "plot": cmd_plot, "report": cmd_report, "data": cmd_data, "audit": cmd_audit,
-            "analysis": cmd_analysis}
+            "analysis": cmd_analysis, "algorithms": cmd_algorithms, "--version": cmd_version}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -139,6 +139,7 @@ class _PrivateSelection(DPEstimator):
     """The selection (module docstring) over `algorithm`'s candidates; subclasses give the per-record error."""
 
     task = "regression"  # of the algorithms selected among
+    composes_in_gdp = False  # the selection is charged in (epsilon, delta) (SelectionLedger)
     _parameter_constraints = {**PRIVACY, "algorithm": [str], "base_params": [dict, None],
                               "n_candidates": COUNT, "validation_fraction": FRACTION, "pinned": [list, None]}
 
