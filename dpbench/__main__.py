@@ -276,7 +276,7 @@ def cmd_audit(argv: list[str]) -> int:
     if args.ledger:
         from dpbench.report import audit_ledgers
 
-        table = audit_ledgers()
+        table = audit_ledgers(names=args.algorithms)
         print(table.to_string(index=False))
         return 0 if table["ok"].all() else 1
 
@@ -299,7 +299,7 @@ def cmd_audit(argv: list[str]) -> int:
               f"{2 * runs * pairs * len(epsilons)} fits; dry run: nothing fitted")
         return 0
     table = run_audit(args.algorithms, epsilons, args.designs, runs=runs, delta=args.delta, n_jobs=args.n_jobs,
-                      seed=args.seed)
+                      seed=args.seed, progress=_progress_line)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / ".audit.parquet.tmp"
@@ -312,6 +312,14 @@ def cmd_audit(argv: list[str]) -> int:
     print(f"\n{len(bad)} violation(s) in {len(table)} audits; table: {out / 'audit.parquet'}"
           + (f", figure: {figure}" if figure else ""))
     return 1 if len(bad) else 0
+
+
+def _progress_line(done: int, total: int, seconds: float) -> None:
+    """One updating line on stderr: fit chunks done, elapsed time and a linear estimate of what is left."""
+    left = seconds / done * (total - done) if done else float("nan")
+    end = "\n" if done == total else ""
+    print(f"\raudit: {done}/{total} chunks of fits, {seconds / 60:.1f} min, ~{left / 60:.1f} min left",
+          end=end, file=sys.stderr, flush=True)
 
 
 def cmd_reproduction_report(argv: list[str]) -> int:

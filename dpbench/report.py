@@ -47,8 +47,9 @@ def render(df: pd.DataFrame, plot: Mapping | None = None) -> str:
     return "\n\n".join(parts + ([extra] if extra else []))
 
 
-def audit_ledgers(epsilon: float = 1.0, delta: float = 1e-6, seed: int = 0) -> pd.DataFrame:
-    """Fit every private algorithm once on small synthetic data; compare its ledger with the budget.
+def audit_ledgers(epsilon: float = 1.0, delta: float = 1e-6, seed: int = 0, names=None) -> pd.DataFrame:
+    """Fit every private algorithm (or those in `names`) once on small synthetic data; compare its ledger with
+    the budget.
 
     A fit that ends normally must spend exactly the budget; one that stops early with a documented
     status (e.g. robgd's empty norm histogram on small n) must spend no more than it.
@@ -57,9 +58,11 @@ def audit_ledgers(epsilon: float = 1.0, delta: float = 1e-6, seed: int = 0) -> p
     from dpbench.data import load_dataset
 
     rows = []
-    for name in algorithms.available():
-        spec = algorithms.get_spec(name)
+    for name in names or algorithms.available():
+        spec = algorithms.get_spec(name)  # ValueError naming the valid ones
         if not spec.private:
+            if names:
+                raise ValueError(f"algorithm {name!r} is not private; it has no ledger to check")
             continue
         data = load_dataset({"name": "synthetic", "outlier": "none", "n_train": 20_000, "n_test": 10, "d": 5,
                              "task": spec.task}, split_seed=seed)

@@ -413,13 +413,14 @@ def check_request(algorithms_: list[str] | None, epsilons, designs, runs: int, d
 
 def run_audit(algorithms: list[str] | None = None, epsilons=(1.0,), designs=None, runs: int = 500,
               delta: float = DEFAULT_DELTA, n_jobs: int | None = 2, seed: int = 0, chunk: int = 100,
-              params: dict | None = None) -> pd.DataFrame:
+              params: dict | None = None, progress=None) -> pd.DataFrame:
     """The audit table: one row per (algorithm, design, epsilon).  See the module docstring.
 
     algorithms None: every private algorithm; designs None: all of DESIGNS; runs: fits per side;
     params: extra hyperparameters per algorithm name (over spec.audit_params, under the design's).
     Fits run through joblib in chunks of `chunk` seeds under the active `joblib.parallel_config`
     (so the runner's backend, e.g. dask, applies); n_jobs None takes n_jobs from that config too.
+    `progress(done, total, seconds)` is called as chunks finish (the CLI prints a line).
     """
     from dpbench import algorithms as algs
     from dpbench.privacy import mu_from_epsilon_delta
@@ -437,7 +438,12 @@ def run_audit(algorithms: list[str] | None = None, epsilons=(1.0,), designs=None
                 for side, task in _jobs(name, spec, dname, design, float(eps), delta, runs, seed, chunk, params):
                     keys.append((name, dname, float(eps), side))
                     tasks.append(task)
-    results = joblib.Parallel(n_jobs=n_jobs)(tasks) if tasks else []
+    results, start = [], time.perf_counter()
+    if tasks:
+        for res in joblib.Parallel(n_jobs=n_jobs, return_as="generator")(tasks):  # in order, as they finish
+            results.append(res)
+            if progress is not None:
+                progress(len(results), len(tasks), time.perf_counter() - start)
 
     groups: dict = {}
     for (name, dname, eps, side), res in zip(keys, results, strict=True):
