@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import hashlib
 import platform
 import subprocess
 import time
@@ -39,17 +40,29 @@ from dpbench.runner.metrics import evaluate, evaluate_many
 
 
 @dataclass(frozen=True)
+class GitState:
+    """The commit of the package's checkout and whether its code differs from it (then rows cannot be
+    reproduced from the commit alone; `diff_hash` names the uncommitted code)."""
+
+    commit: str = "unknown"
+    dirty: bool | None = None  # None: not a git checkout (an installed wheel)
+    diff_hash: str = ""
+
+
+@dataclass(frozen=True)
 class Provenance:
     experiment: str
     config_hash: str
-    git_commit: str
+    git: GitState
     data_dir: str | None
 
     def columns(self) -> dict:
         return {
             "experiment": self.experiment,
             "config_hash": self.config_hash,
-            "git_commit": self.git_commit,
+            "git_commit": self.git.commit,
+            "git_dirty": self.git.dirty,
+            "git_diff_hash": self.git.diff_hash,
             "dpbench_version": dpbench.__version__,
             "numpy_version": np.__version__,
             "scipy_version": scipy.__version__,
@@ -58,14 +71,27 @@ class Provenance:
         }
 
 
-def git_commit() -> str:
+def git_state() -> GitState:
+    """HEAD of the checkout dpbench runs from, and a hash of the package's uncommitted changes (the diff against
+    HEAD and the untracked files under dpbench/), so rows made by uncommitted code say so."""
+    package = Path(__file__).resolve().parent.parent
+
+    def git(*args) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", *args], cwd=package, capture_output=True, timeout=10)
+
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent, capture_output=True, text=True, timeout=5
-        )
-        return out.stdout.strip() or "unknown"
+        head = git("rev-parse", "HEAD")
+        if head.returncode:
+            return GitState()
+        diff = git("diff", "HEAD", "--", ".").stdout
+        untracked = git("ls-files", "--others", "--exclude-standard", "--", ".").stdout.split()
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
+        return GitState()
+    digest = hashlib.sha256(diff)
+    for name in sorted(untracked):
+        digest.update(name + b"\0" + (package / name.decode()).read_bytes())
+    dirty = bool(diff or untracked)
+    return GitState(head.stdout.decode().strip(), dirty, digest.hexdigest()[:12] if dirty else "")
 
 
 def _base_row(run: RunSpec, prov: Provenance) -> dict:
@@ -375,7 +401,7 @@ def run_sweep(exp: Mapping, runner: Mapping, sweep_dir: str | Path, data_dir: st
     chunk_runs = _positive_int(runner, "chunk_runs", 32)
     blas_threads = _positive_int(runner, "blas_threads", 1, allow_null=True)  # null: leave BLAS alone
     runs = expand(exp)
-    prov = Provenance(exp.get("name", "sweep"), stable_hash(exp), git_commit(), data_dir)
+    prov = Provenance(exp.get("name", "sweep"), stable_hash(exp), git_state(), data_dir)
     owner = _open(sweep_dir)
     try:
         results.remove_stale_temporaries(sweep_dir)  # safe: we hold the lock, no live sweep is writing
