@@ -53,7 +53,11 @@ ROBUST_CONSTRAINTS = {**PRIVACY, **FIT_INTERCEPT, "n_rounds": COUNT, "learning_r
                       "noise_calibration": [StrOptions(set(NOISE_CALIBRATIONS))], "count_share": FRACTION}
 
 
-@algorithm("robgd", label="DP-ROBGD", audit_params={"n_rounds": 2, "trace": 1.0}, audit_rows=20_000, tuning_space={
+@algorithm("robgd", label="DP-ROBGD", audit_params={"n_rounds": 2, "trace": 1.0}, audit_rows=20_000,
+           # one gradient release, the added record in S3 with probability 0.95, its clipped gradient Theta theta
+           audit_power={"design": "orthogonal", "rows": 2000, "runs": 1000,
+                        "params": {"n_rounds": 1, "gamma_fraction": 0.05, "norm_bound": 1.0}},
+           tuning_space={
     "n_rounds": ROUNDS,
     "learning_rate": {"type": "float", "low": 1e-2, "high": 1e2, "log": True},
     "c2": {"type": "float", "low": 1e-3, "high": 1e2, "log": True},
@@ -287,7 +291,11 @@ class DPRobGDRegressor(DPLinearRegressor):
         return w
 
 
-@algorithm("ambssgd", label="DP-AMBSSGD", audit_params={"n_rounds": 2}, audit_rows=20_000, tuning_space={
+@algorithm("ambssgd", label="DP-AMBSSGD", audit_params={"n_rounds": 2}, audit_rows=20_000,
+           # one batch, the added record in V with probability 0.95, its clipped gradient theta against the noise
+           audit_power={"design": "orthogonal", "rows": 2000, "runs": 1000,
+                        "params": {"n_rounds": 1, "stat_fraction": 0.05, "noise_calibration": "analytic"}},
+           tuning_space={
     "n_rounds": ROUNDS,
     "learning_rate": {"type": "float", "low": 1e-3, "high": 1e1, "log": True},
     "lr_schedule": LR_SCHEDULE,

@@ -212,6 +212,9 @@ def sample_point_with_depth(S: np.ndarray, depth: int, rng: np.random.Generator)
 
 @algorithm("tukey", label="TukeyEM", tuning_space={"n_models": ROUNDS},
            audit_branch_n=2999,  # the old code returned the zero model below n = m d = 1000 x 3
+           # no design found on which the weakened copy is caught (tests/test_audit.py, POWERLESS): the output's
+           # spread is the random partition's and the uniform point's in the depth shell, not mechanism noise
+           audit_power={"design": "ptr_passes", "runs": 100},
            description="TukeyEM (Amin et al. 2023): PTR + exponential mechanism over approximate Tukey depth of m "
                        "OLS models")
 class TukeyEMRegressor(DPLinearRegressor):

@@ -331,6 +331,31 @@ def ptr_passes(spec) -> Design | None:
     return Design(X[:-1], y[:-1], np.ones(N_FEATURES) / np.sqrt(N_FEATURES), 10.0, {"n_models": 800})
 
 
+def orthogonal(spec) -> Design:
+    """D = `_rows` copies of e2 (label 1; classifiers alternate the classes); the added record at e1 with label 100
+    (class 1).  D's records have no component along the canary's e1, so the canary's output is the added record's
+    (clipped) contribution plus noise, with no variance from which random part, batch or histogram group each
+    of D's records joins (DP-ROBGD, DP-AMBSSGD); D's identical records put every group statistic in one bin."""
+    n = _rows(spec)
+    y = np.arange(n) % 2.0 if spec.task == "classification" else np.ones(n)
+    return Design(np.tile(_e(1), (n, 1)), y, _e(0), 1.0 if spec.task == "classification" else 100.0)
+
+
+def quantile_tie(spec) -> Design:
+    """One feature: D = `_rows` // 16 records at x = -0.95 (label 1, class 1) and the rest at x = -0.89 (label -1,
+    class 0); the added record at x = -0.95.  The two clusters lie in the first two bins of DP-EBM's histogram
+    (max_bins 16, x_bound 1) and of DP-XGBoost's sketch (n_bins 30, x_bound 1), so the first 1/16 quantile of the
+    noisy histogram (DP-XGBoost's first cut candidate with n_candidates 16, DP-EBM's first greedy merge) falls
+    between them or not: near a tie on D (`_rows` mod 16 and the clipped noise of the empty bins set how
+    near), tipped by the added record on D'.  The canary's leaf is then its own cluster (value ~ +1) or both
+    (~ -1): a cut released from too little noise shows at the canary."""
+    n = _rows(spec)
+    k = n // 16
+    x = np.r_[np.full(k, -0.95), np.full(n - k, -0.89)][:, None]
+    y = np.r_[np.ones(k), (0.0 if spec.task == "classification" else -1.0) * np.ones(n - k)]
+    return Design(x, y, np.array([-0.95]), 1.0)
+
+
 def power(spec) -> Design:
     """The algorithm's own power design (`AlgorithmSpec.audit_power`): a design and hyperparameters on which a
     copy with every noise scale x 0.1 is caught (`power_check`), so the audit could see a broken release."""
@@ -340,7 +365,7 @@ def power(spec) -> Design:
 
 
 DESIGNS = {f.__name__: f for f in (clip_pull, label_outlier, tiny_n, branch_n, rare_category, rare_label, empty,
-                                   one_class, overflow, selection_split, ptr_passes, power)}
+                                   one_class, overflow, selection_split, ptr_passes, orthogonal, quantile_tie, power)}
 CHEAP_DESIGNS = ("clip_pull", "tiny_n", "rare_category", "rare_label", "empty", "one_class", "overflow",
                  "selection_split", "ptr_passes", "power")
 
