@@ -71,10 +71,10 @@ class Provenance:
         }
 
 
-def git_state() -> GitState:
+def git_state(package: Path | None = None) -> GitState:
     """HEAD of the checkout dpbench runs from, and a hash of the package's uncommitted changes (the diff against
-    HEAD and the untracked files under dpbench/), so rows made by uncommitted code say so."""
-    package = Path(__file__).resolve().parent.parent
+    HEAD and the untracked files under dpbench/, or under `package`), so rows made by uncommitted code say so."""
+    package = Path(__file__).resolve().parent.parent if package is None else Path(package)
 
     def git(*args) -> subprocess.CompletedProcess:
         return subprocess.run(["git", *args], cwd=package, capture_output=True, timeout=10)
