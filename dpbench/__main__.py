@@ -40,7 +40,28 @@ def _data_dir(cfg) -> str | None:
     from dpbench.data import catalog
 
     d = catalog.resolve_data_dir(cfg["data"]["dir"])
+    if d is not None and not d.is_dir():
+        source = catalog.DATA_DIR_ENV if os.environ.get(catalog.DATA_DIR_ENV) else "data.dir"
+        print(f"dpbench: warning: the data directory {d} (from {source}) does not exist: runs on real datasets will "
+              "be missing_data (`python -m dpbench data list` shows what is available)", file=sys.stderr)
     return str(d) if d else None
+
+
+def _missing_data(exp: dict, out: Path) -> tuple[int, int]:
+    """Say on stderr which of this grid's runs could not run for missing data, and the fix (from the rows'
+    error, which names the dataset and the import command).  Returns (missing runs, runs in the grid)."""
+    from dpbench import results
+    from dpbench.runner.grid import expand
+
+    ids = {r.run_id for r in expand(exp)}
+    df = results.load(out, expand_params=False)
+    if not len(df):
+        return 0, len(ids)
+    missing = df[df["run_id"].isin(ids) & (df["status"] == "missing_data")]
+    for dataset, rows in missing.groupby("dataset"):
+        reason = " ".join(str(rows["error"].iloc[0]).split())
+        print(f"dpbench sweep: warning: {len(rows)} run(s) on {dataset} did not run: {reason}", file=sys.stderr)
+    return len(missing), len(ids)
 
 
 def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
@@ -60,6 +81,9 @@ def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
     log_sweep(out, time.perf_counter() - start, summary["ran"])
     print(f"{cfg['name']}: {summary['ran']} runs done ({summary['retried']} of them retried), "
           f"{summary['skipped']} already finished; results in {out}")
+    missing, total = _missing_data(exp, out)
+    if total and missing == total:
+        raise ValueError(f"none of the {total} runs could run: their data are missing (warnings above)")
     _plot(cfg)
     _report(cfg)
     return 0
