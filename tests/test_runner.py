@@ -126,7 +126,6 @@ def test_a_failing_run_is_recorded_and_the_sweep_goes_on(tmp_path):
 
 
 def test_missing_dataset_is_a_status(tmp_path):
-    pytest.importorskip("dpbench.data.catalog")
     exp = small_experiment(datasets=["openml_361075"], algorithms=[{"name": "ols"}])
     run_sweep(exp, SEQUENTIAL, tmp_path, data_dir=str(tmp_path / "no-mirror-here"))
     df = results.load(tmp_path)
