@@ -7,7 +7,7 @@ SHARED_DATA := $(abspath ../shared/data)
 export DPBENCH_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)/README.md),$(SHARED_DATA),)
 export MPLBACKEND := Agg
 
-.PHONY: install quickstart test lint bench zoo fig1-fixed reproduce-fig1 reproduce-paper000 data-list audit clean
+.PHONY: install quickstart test lint bench mutants zoo fig1-fixed reproduce-fig1 reproduce-paper000 data-list audit clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ lint: install
 
 bench: install
 	$(PY) scripts/bench.py
+
+# deliberate privacy bugs in a temporary copy (scripts/mutants.py): each must be caught by the test named beside it
+mutants: install
+	$(PY) scripts/mutants.py
 
 zoo: install
 	$(PY) -m dpbench sweep experiment=zoo

@@ -8,6 +8,8 @@
 2. fig1_fixed (eps 0.1, 1, 10; 10 seeds) end to end from the command line to parquet and figure, against a
    naive loop over the same fits (load, make, fit, predict, score) in one process.
 3. Peak resident memory of each, each measured in a fresh process.
+4. Seconds until a sweep reports a Dask scheduler that does not answer (runner.connect_timeout = 2): should be
+   about 2 (tests/test_runner_scale.py checks the message and that the timeout reaches the client).
 """
 
 from __future__ import annotations
@@ -113,6 +115,29 @@ def cli_fig1(results_dir: str, n_jobs: int) -> dict:
     return {"seconds": seconds, "peak_mb": max(self_mb, workers_mb)}
 
 
+def unreachable_scheduler(connect_timeout: float = 2.0) -> float:
+    """Seconds until run_sweep gives up on a scheduler address nobody listens on."""
+    import socket
+
+    from dpbench.runner.execute import run_sweep
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    exp = {"name": "unreachable", "algorithms": [{"name": "ols"}], "epsilons": [1.0], "deltas": [1e-6], "seeds": [0],
+           "datasets": [{"name": "synthetic", "n_train": 100, "n_test": 10, "d": 2}], "tuning_mode": "fixed",
+           "split": "fixed"}
+    runner = {"backend": "dask", "address": f"tcp://127.0.0.1:{port}", "connect_timeout": connect_timeout,
+              "progress": False}
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        try:
+            run_sweep(exp, runner, tmp)
+        except ValueError:
+            pass
+        return time.perf_counter() - start
+
+
 def _in_fresh_process(fn: str, *args) -> dict:
     code = f"import json, sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); import bench; " \
            f"print(json.dumps(bench.{fn}(*{args!r})))"
@@ -148,6 +173,8 @@ def main() -> None:
     print(f"python -m dpbench sweep (n_jobs={args.n_jobs}, parquet + figure + report): {cli['seconds']:.1f} s, "
           f"peak {cli['peak_mb']:.0f} MB (the main process; loky workers are not measured)")
     print(f"ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x")
+
+    print(f"\n4. unreachable Dask scheduler, connect_timeout=2: reported after {unreachable_scheduler(2.0):.1f} s")
 
 
 if __name__ == "__main__":

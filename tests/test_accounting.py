@@ -2,8 +2,10 @@
 
 import math
 
+import dp_accounting
 import numpy as np
 import pytest
+from dp_accounting.pld import pld_privacy_accountant
 from scipy.stats import norm
 
 from dpbench.privacy import (
@@ -43,9 +45,6 @@ def test_published_value():
 @pytest.mark.parametrize("delta", [1e-8, 1e-6, 1e-3])
 def test_against_dp_accounting_pld(mu, delta):
     """Google's PLD accountant on the Gaussian mechanism with noise multiplier 1/mu (discretised: ~1e-4)."""
-    dp_accounting = pytest.importorskip("dp_accounting")
-    from dp_accounting.pld import pld_privacy_accountant
-
     acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
     acc.compose(dp_accounting.GaussianDpEvent(noise_multiplier=1 / mu))
     assert acc.get_epsilon(delta) == pytest.approx(epsilon_from_mu_delta(mu, delta), rel=1e-3, abs=1e-4)

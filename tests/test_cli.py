@@ -10,9 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
+import yaml
 
+from dpbench import algorithms, analyses, config, data, results
 from dpbench.__main__ import main
+from dpbench.data import catalog
+from dpbench.runner.grid import expand
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = "datasets=[{name: synthetic, outlier: label, fraction: 0.05, n_train: 400, n_test: 100, d: 3}]"
@@ -59,15 +65,133 @@ def workdir(tmp_path_factory):
     return tmp_path_factory.mktemp("readme")
 
 
+def snapshot(root: Path) -> dict:
+    return {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+
+
+def summary_table(out: str) -> dict:
+    """{(dataset, algorithm, epsilon): (metric, mean, runs)} of the summary table printed in `out`."""
+    rows, index = {}, ["", "", ""]
+    for line in out.splitlines():
+        w = line.split()
+        if len(w) >= 7 and re.fullmatch(r"(test|train)_\w+", w[-6]) and all(x.isdigit() for x in w[-3:]):
+            index = index[: 9 - len(w)] + w[: len(w) - 6]  # pandas leaves repeated index values blank
+            rows[index[0], index[1], float(index[2])] = (w[-6], float(w[-5]), int(w[-3]))
+    return rows
+
+
+def grid_results(overrides: list[str]) -> pd.DataFrame:
+    """The parquet rows of exactly the grid that `overrides` compose to (composed here, not by the CLI)."""
+    cfg = config.validate(config.compose(overrides))
+    df = results.load(Path(cfg["results_dir"]) / cfg["name"])
+    return df[df["run_id"].isin({r.run_id for r in expand(config.experiment(cfg))})]
+
+
+def check_table_and_figure(out: str, overrides: list[str], changed: set[Path], figure=True, table=True):
+    """The table's means and counts and the figure's run count are those of the grid's rows on disk."""
+    df = grid_results(overrides)
+    assert len(df) and (df["status"] == "ok").all()
+    assert len(re.findall(r"^figure: ", out, re.M)) == figure
+    if table:
+        check_table(out, df)
+    for path, runs in re.findall(r"^figure: (\S+) \((\d+) runs\)$", out, re.M):
+        assert int(runs) == len(df) and Path(path).resolve() in changed
+        assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return df
+
+
+def check_table(out: str, df: pd.DataFrame) -> None:
+    table = summary_table(out)
+    eps = df["epsilon"].fillna(np.inf)
+    groups = df.groupby(["dataset", "algorithm", eps])
+    assert set(table) == set(groups.groups), (set(table), set(groups.groups))
+    for key, (metric, mean, runs) in table.items():
+        cell = groups.get_group(key)
+        assert runs == len(cell) and mean == pytest.approx(cell[metric].mean(), rel=1e-3), key
+
+
+def check_readme_output(args: list[str], out: str, changed: set[Path]) -> None:
+    """What each documented command must print or write; a broken command that still exits 0 fails here."""
+    overrides = [a for a in args[1:] if "=" in a and not a.startswith("-")]
+    if args[0] == "sweep" and "--multirun" in args:
+        jobs = re.split(r"^\[multirun job \d+\].*$", out, flags=re.M)[1:]
+        assert len(jobs) == len(config.sweep_jobs(overrides)) > 1
+        for job, job_overrides in zip(jobs, config.sweep_jobs(overrides), strict=True):
+            check_table_and_figure(job, job_overrides, changed)
+    elif args[0] == "sweep" and not {"--help", "--cfg", "--dry-run"} & set(args):
+        done, finished = map(int, re.search(r"(\d+) runs done \(\d+ of them retried\), (\d+) already", out).groups())
+        assert done + finished == len(check_table_and_figure(out, overrides, changed))
+    elif args[0] in ("plot", "report") and overrides:
+        plot = args[0] == "plot"
+        check_table_and_figure(out, overrides, changed, figure=plot, table=not plot)
+        assert bool(changed) == plot
+    elif args == ["report"]:
+        assert {p.name for p in changed} >= {"report.html", "report.md"}
+        assert re.search(r"^report: \S+report.html and \S+report.md \(\d+ sections\)$", out, re.M)
+    elif args[:1] == ["analysis"] and len(args) > 1:
+        written = re.search(r": done in .* s; wrote (.*)$", out, re.M).group(1).split(", ")
+        assert {Path(p).resolve() for p in written} <= changed
+        assert all(len(pd.read_parquet(p)) for p in written if p.endswith(".parquet"))
+    else:  # everything else only prints
+        assert not changed, changed
+        if args == ["--help"]:
+            assert all(re.search(rf"^  {c} ", out, re.M) for c in ["sweep", "plot", "report", "data", "audit"])
+        elif args == ["sweep", "--help"]:
+            listed = re.search(r"^experiment: (.*)$", out, re.M).group(1).split(", ")
+            assert listed == [n for n in config.experiment_names() if "/" not in n]  # smoke/ on its own line
+        elif "--cfg" in args:
+            assert yaml.safe_load(out)["name"] == config.compose(overrides)["name"]
+        elif args[0] == "sweep":  # --dry-run
+            runs, fits = map(int, re.search(r": (\d+) runs in the grid, (\d+) fits to do", out).groups())
+            assert runs == fits > 0 and "nothing fitted" in out
+        elif args == ["analysis"]:
+            assert [line.split()[0] for line in out.splitlines()] == analyses.available()
+        elif args == ["data", "list"]:
+            check_data_list(out)
+        elif args[0] == "audit" and "--ledger" in args:
+            check_ledger_table(out)
+        elif args[0] == "audit":  # --dry-run: 500 fits a side, --full 2000 at 3 epsilons
+            audits, pairs, n_eps, fits = map(int, re.search(r"(\d+) audits \((\d+) .* x (\d+) epsilon\(s\)\), "
+                                                            r"(\d+) fits", out).groups())
+            full = "--full" in args
+            assert n_eps == (3 if full else 1) and audits == pairs * n_eps > 0
+            assert fits == 2 * (2000 if full else 500) * audits
+        else:
+            raise AssertionError(f"no check for the README command {args}: add one to check_readme_output")
+
+
+def check_data_list(out: str) -> None:
+    """Every dataset, once, in the configured data directory; 'mirror' where its file is there, 'MISSING' not."""
+    root = catalog.resolve_data_dir(None)
+    assert out.startswith(f"data directory: {root}\n")
+    lines = [ln.split() for ln in out.splitlines()[2:-1]]
+    assert [w[0] for w in lines] == data.available()
+    for w in lines:
+        assert w[4] in ("mirror", "MISSING", "openml_cache", "generated"), w
+        mirrored = catalog.mirror_path(w[0], root)
+        assert (w[4] == "mirror") == bool(mirrored and mirrored.is_file()), w
+
+
+def check_ledger_table(out: str) -> None:
+    """One row per private algorithm, each ok, none spending more than the epsilon 1 asked for."""
+    rows = [ln.split() for ln in out.splitlines()[1:] if ln.strip()]
+    private = [n for n in algorithms.available() if algorithms.get_spec(n).private]
+    assert [r[0] for r in rows] == private
+    for r in rows:
+        assert r[-1] == "True" and float(r[2]) <= 1 + 1e-9, r
+
+
 @pytest.mark.parametrize("env, args", README, ids=[" ".join(a) for _, a in README])
 def test_readme_command(env, args, workdir, monkeypatch, capsys):
     monkeypatch.chdir(workdir)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
+    before = snapshot(workdir)
     code = main(dry(args))
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert out.strip()
+    after = snapshot(workdir)
+    check_readme_output(dry(args), out, {p.resolve() for p, t in after.items() if before.get(p) != t})
 
 
 @pytest.mark.parametrize("env, args", MAKEFILE, ids=[" ".join(a) for _, a in MAKEFILE])
@@ -81,7 +205,7 @@ def test_makefile_command_dry(env, args, tmp_path, monkeypatch, capsys):
         return
     args = args + ["--dry-run"] if args[0] in ("sweep", "audit") else args
     assert main(args) == 0, capsys.readouterr().err
-    assert capsys.readouterr().out.strip()
+    check_readme_output(args, capsys.readouterr().out, {p.resolve() for p in snapshot(tmp_path)})
 
 
 @pytest.mark.parametrize("command", ["sweep", "plot", "report", "data", "audit"])

@@ -14,6 +14,7 @@ from dpbench.privacy import (
     gaussian_std,
     gaussian_std_dp,
     laplace_mechanism,
+    symmetric_gaussian_mechanism,
 )
 from dpbench.privacy.histogram import group_statistics, random_groups
 
@@ -92,6 +93,25 @@ def test_gaussian_noise_std_is_sensitivity_over_mu(sensitivity, mu):
     std = sensitivity / mu
     assert abs(noise.std() - std) < 4 * std / math.sqrt(2 * n)
     assert led.entries[0].noise_scale == pytest.approx(std) and led.entries[0].mu == mu
+
+
+def test_symmetric_gaussian_noise_is_mirrored_with_std_sensitivity_over_mu():
+    """X^T X's release: every entry of the upper triangle (diagonal included) gets its own N(0, (sens/mu)^2), the
+    lower triangle mirrors it.  Averaging a full noise matrix with its transpose instead would leave the
+    off-diagonal noise std / sqrt(2) (or std / 2 when one triangle is zero): a sensitivity off by that factor.
+    Sample stds within 4 standard errors (se = std / sqrt(2 n))."""
+    d, sens, mu = 300, 2.0, 0.5
+    led, rng = PrivacyLedger(), np.random.default_rng(5)
+    gram = np.arange(d * d, dtype=float).reshape(d, d)
+    gram = gram + gram.T
+    noise = symmetric_gaussian_mechanism(gram, sens, mu, rng, led, "X^T X") - gram
+    std = sens / mu
+    np.testing.assert_array_equal(noise, noise.T)
+    for part in (np.diag(noise), noise[np.triu_indices(d, 1)]):
+        assert abs(part.std() - std) < 4 * std / math.sqrt(2 * part.size), (part.size, part.std())
+        assert abs(part.mean()) < 4 * std / math.sqrt(part.size)
+    e = led.entries[0]
+    assert (e.sensitivity, e.noise_scale, e.mu) == (sens, pytest.approx(std), mu)
 
 
 def test_laplace_noise_scale_is_sensitivity_over_epsilon():

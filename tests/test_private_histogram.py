@@ -50,8 +50,8 @@ def test_laplace_noise_has_the_stated_scale():
 def test_release_probability_matches_threshold(c):
     # A bin with count c < t = 1 + 2 ln(200) = 11.6 is released w.p. P(c + Lap(b) >= t) = exp(-(t - c)/b) / 2.
     eps, delta, R = 1.0, 0.01, 20_000
-    t, b = stability_threshold(eps, delta), laplace_scale(eps)
-    assert c < t
+    t, b = 1 + 2 * math.log(2 / delta) / eps, 2 / eps  # by hand: the mechanism's own values must equal them
+    assert (stability_threshold(eps, delta), laplace_scale(eps)) == (pytest.approx(t, rel=1e-14), b) and c < t
     p = 0.5 * math.exp(-(t - c) / b)
     rng = np.random.default_rng(2)
     led = PrivacyLedger()

@@ -282,10 +282,25 @@ def test_ambssgd_gradient_noise_spread_matches_ledger():
 
 
 def test_ambssgd_fallback_when_batches_are_too_small():
+    """Rounds before the first released threshold are skipped (no gradient released), later failed rounds
+    reuse the last threshold; if every round fails the model is the data-independent start point, 0."""
     X, y, _ = paper_data(5000)
     est = DPAMBSSGDRegressor(epsilon=1.0, n_rounds=50, random_state=0).fit(X, y)
-    assert est.fit_status_ == "threshold_histogram_empty" and 0 < est.failed_rounds_ <= 50
-    assert np.isfinite(est.coef_).all()
+    assert est.fit_status_ == "threshold_histogram_empty" and est.failed_rounds_ == 50
+    np.testing.assert_array_equal(est.coef_, np.zeros(D))
+    assert np.isnan(est.clip_thresholds_).all()
+    assert not [e for e in est.privacy_ledger_.entries if ".grad" in e.name]
+    assert spent_by(est.privacy_ledger_, 1e-6)[0] == pytest.approx(1.0)
+    X, y, _ = paper_data(20_000)
+    est = DPAMBSSGDRegressor(epsilon=1.0, n_rounds=20, random_state=2).fit(X, y)  # fails 18 rounds, 10 first
+    thresholds = np.array(est.clip_thresholds_)
+    first = int(np.argmin(np.isnan(thresholds)))
+    assert 0 < first < est.failed_rounds_ < 20 and not np.isnan(thresholds[first:]).any()
+    grads = [e for e in est.privacy_ledger_.entries if ".grad" in e.name]
+    # failed rounds after `first` still release a gradient, clipped at (sensitivity) the reused threshold
+    assert [part_of(e.name) for e in grads] == [f"B{t}.grad" for t in range(first, 20)]
+    np.testing.assert_array_equal([e.sensitivity for e in grads], thresholds[first:])
+    assert np.all(np.isfinite(est.coef_)) and np.any(est.coef_ != 0)
     assert spent_by(est.privacy_ledger_, 1e-6)[0] == pytest.approx(1.0)
 
 

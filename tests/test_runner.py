@@ -1,11 +1,13 @@
 """Grid expansion, execution, resume, failures and the result format."""
 
+import json
 import math
 import os
 import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +15,7 @@ import pandas as pd
 import pytest
 
 from dpbench import results
+from dpbench.runner import lock
 from dpbench.runner.execute import run_sweep
 from dpbench.runner.grid import expand, group_units
 
@@ -126,7 +129,6 @@ def test_a_failing_run_is_recorded_and_the_sweep_goes_on(tmp_path):
 
 
 def test_missing_dataset_is_a_status(tmp_path):
-    pytest.importorskip("dpbench.data.catalog")
     exp = small_experiment(datasets=["openml_361075"], algorithms=[{"name": "ols"}])
     run_sweep(exp, SEQUENTIAL, tmp_path, data_dir=str(tmp_path / "no-mirror-here"))
     df = results.load(tmp_path)
@@ -143,41 +145,118 @@ def test_stale_temporary_parts_are_ignored_and_removed(tmp_path):
     assert len(results.load(tmp_path)) == 5
 
 
-def _cli(*args, **kw):
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen([sys.executable, "-m", "dpbench", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+def _cli(*args, env=None, **kw):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    kw = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, **kw}
+    return subprocess.Popen([sys.executable, "-m", "dpbench", *args], cwd=ROOT, env=env, **kw)
+
+
+# Loaded by every Python process of the sweep under test (sitecustomize on its PYTHONPATH): each chunk's start
+# and end and each part written are logged ("start <pid>", "end <pid>", "<pid> <part>"); the first worker to have
+# written KILL_AT parts records the sweep's child processes, SIGKILLs the sweep (its pid is in sweep.lock), waits
+# until it is dead, logs "kill" and goes on with its chunk.
+KILL_HOOK = """
+import json, os, signal
+from pathlib import Path
+from dpbench import results
+from dpbench.runner import execute, lock
+
+LOG, KILL_AT = Path(os.environ["KILL_HOOK_LOG"]), int(os.environ["KILL_HOOK_AT"])
+real_write, real_chunk, mine = results.write_part, execute._run_chunk, []
+
+def log(line):
+    with open(LOG, "a") as fh:
+        fh.write(line + "\\n")
+
+def run_chunk(chunk, ctx):
+    log(f"start {os.getpid()}")
+    try:
+        return real_chunk(chunk, ctx)
+    finally:
+        log(f"end {os.getpid()}")
+
+def write_part(rows, sweep_dir, stem):
+    path = real_write(rows, sweep_dir, stem)
+    mine.append(path)
+    log(f"{os.getpid()} {path.name}")
+    if len(mine) == KILL_AT:
+        try:
+            fd = os.open(LOG.with_suffix(".pids"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return path
+        sweep = json.loads((Path(sweep_dir) / lock.LOCK).read_text())["pid"]
+        children = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and
+                    (p / "stat").exists() and int((p / "stat").read_text().rsplit(")", 1)[1].split()[1]) == sweep]
+        os.write(fd, json.dumps({"children": children, "killer": os.getpid()}).encode())
+        os.close(fd)
+        os.kill(sweep, signal.SIGKILL)
+        while lock.pid_alive(sweep):
+            pass
+        log("kill")
+    return path
+
+results.write_part, execute._run_chunk = write_part, run_chunk
+"""
 
 
 def test_killed_sweep_resumes_without_loss_or_duplicates(tmp_path):
-    """A real process with loky workers is killed (SIGKILL) mid-sweep: its workers write no part after
-    the kill (they hold whole units of 11 runs), and the re-run completes the sweep exactly."""
-    seeds = "[" + ",".join(str(s) for s in range(24)) + "]"
-    args = ["sweep", "+experiment=quickstart", f"results_dir={tmp_path}", f"seeds={seeds}", "runner.n_jobs=2",
+    """A real sweep with two loky workers is SIGKILLed by one of its workers right after that worker's third
+    part (each worker holds a unit of 11 runs, one part per run): the killer writes none of its remaining parts,
+    the other worker at most the one it had begun, every part is whole, and the re-run completes the sweep."""
+    hook, log = tmp_path / "hook", tmp_path / "parts.log"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(KILL_HOOK)
+    args = ["sweep", "+experiment=quickstart", f"results_dir={tmp_path}", "seeds=[0,1,2,3,4,5]", "runner.n_jobs=2",
             "runner.backend=loky", "runner.chunk_runs=64", "runner.part_size=1", "runner.progress=false",
-            "datasets=[{name: synthetic, outlier: label, fraction: 0.05, n_train: 20000, n_test: 500, d: 10}]"]
-    proc = _cli(*args)
+            "datasets=[{name: synthetic, outlier: label, fraction: 0.05, n_train: 2000, n_test: 500, d: 10}]"]
+    env = {"PYTHONPATH": os.pathsep.join([str(hook), os.environ.get("PYTHONPATH", "")]),
+           "KILL_HOOK_LOG": str(log), "KILL_HOOK_AT": "3"}
+    proc = _cli(*args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # its workers may outlive it
+    assert proc.wait(timeout=300) == -signal.SIGKILL
+    pids = json.loads(log.with_suffix(".pids").read_text())
+
+    def parts_logged():
+        """The (pid, part) lines of the log, after checking what each process wrote after the kill."""
+        lines = log.read_text().splitlines()
+        logged = [line.split() for line in lines if line != "kill" and line.split()[0] not in ("start", "end")]
+        late = [pid for pid, _ in (line.split() for line in lines[lines.index("kill") + 1:]) if pid.isdigit()]
+        assert sum(pid == str(pids["killer"]) for pid, _ in logged) == 3  # 8 runs of its unit left: none written
+        assert all(late.count(p) <= 1 for p in set(late))  # any other worker: only the part it had begun
+        return logged
+
+    def in_a_chunk():
+        """Workers that began a chunk and neither finished it (they stop at their next check) nor exited.  A chunk
+        begun after the kill writes nothing (its checks see the sweep dead); idle workers write nothing."""
+        words = [line.split() for line in log.read_text().splitlines()]
+        begun = {w[1]: words.count(["start", w[1]]) - words.count(["end", w[1]]) for w in words if w[0] == "start"}
+        return [int(p) for p, n in begun.items() if n and lock.pid_alive(int(p))]
+
+    try:
+        stop = time.monotonic() + 120  # a hang guard only: a worker in a chunk stops at its next check
+        while in_a_chunk():
+            parts_logged()
+            assert time.monotonic() < stop, f"workers {in_a_chunk()} of the killed sweep did not stop"
+            time.sleep(0.01)
+    finally:  # idle workers of the dead sweep would linger until loky's idle timeout
+        for pid in pids["children"]:
+            if lock.pid_alive(pid):
+                os.kill(pid, signal.SIGTERM)
+    logged = parts_logged()
     parts = tmp_path / "quickstart" / "parts"
-    deadline = time.time() + 120
-    while time.time() < deadline and len(list(parts.glob("part-*.parquet"))) < 5:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    time.sleep(0.3)  # a part whose write began before the kill may still land
-    written = len(list(parts.glob("part-*.parquet")))
-    total = 24 * 11
-    assert 5 <= written < total, "the sweep must be killed part-way"
-    time.sleep(2)
-    assert len(list(parts.glob("part-*.parquet"))) == written, "a killed sweep's workers went on writing"
-    before = results.load(tmp_path / "quickstart")
+    assert sorted(p.name for p in parts.iterdir()) == sorted(name for _, name in logged)  # no stray temporary
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", results.CorruptPartWarning)
+        before = results.load(tmp_path / "quickstart")
+    total = 6 * 11
+    assert len(before) == len(logged) < total and before["run_id"].is_unique
     done = _cli(*args)
     out, err = done.communicate(timeout=300)
     assert done.returncode == 0, err
-    after = results.load(tmp_path / "quickstart")
-    assert len(after) == total and after["run_id"].is_unique
-    assert len(results.load(tmp_path / "quickstart", all_attempts=True)) == total
-    assert set(before["run_id"]) <= set(after["run_id"])
+    assert f"{total - len(before)} runs done (0 of them retried), {len(before)} already finished" in out
+    after = results.load(tmp_path / "quickstart").set_index("run_id")
+    assert len(after) == total and len(results.load(tmp_path / "quickstart", all_attempts=True)) == total
     assert (after["status"] == "ok").all()
+    pd.testing.assert_series_equal(before.set_index("run_id")["test_mse"], after.loc[before["run_id"], "test_mse"])
     assert (tmp_path / "quickstart" / "quickstart.png").exists()
 
 
