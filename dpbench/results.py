@@ -32,8 +32,8 @@ IDENTITY = ["run_id", "experiment", "algorithm", "params", "private", "dataset",
 # tuned mode: the chosen hyperparameters (JSON), their mean validation score and the trials chosen among
 TUNING = ["tuned_params", "validation_score", "tuning_trials"]
 OUTCOME = ["fit_seconds", "batch_runs", "status", "attempt", "error", "spent_epsilon", "spent_delta", "ledger_entries",
-           "dpbench_version", "git_commit", "git_dirty", "git_diff_hash", "config_hash", "numpy_version", "scipy_version", "sklearn_version",
-           "python_version"]
+           "dpbench_version", "git_commit", "git_dirty", "git_diff_hash", "config_hash", "numpy_version",
+           "scipy_version", "sklearn_version", "python_version"]
 
 
 def result_columns() -> list[str]:

@@ -11,9 +11,9 @@ skips finished runs and redoes harness failures (results.RETRIED_STATUSES).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
-import hashlib
 import platform
 import subprocess
 import time
