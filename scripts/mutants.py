@@ -58,8 +58,18 @@ MUTANTS = [
            (SENSITIVITY + "[ssp]",)),
     Mutant("dp_xgboost_gain_sensitivity_halved", "algorithms/dp_xgboost.py",
            "GAIN_SENSITIVITY * gs**2\n", "GAIN_SENSITIVITY * gs**2 / 2\n",
-           # SENSITIVITY + "[dp_xgboost]" fails on the real code too (round parts): add it once it passes
-           ("tests/test_dp_xgboost.py::test_ledger_has_the_packages_split_of_each_round_and_composes_to_the_budget",)),
+           (SENSITIVITY + "[dp_xgboost]",
+            "tests/test_dp_xgboost.py::test_ledger_has_the_packages_split_of_each_round_and_composes_to_the_budget")),
+    Mutant("tukey_depth_weights_x2", "algorithms/tukey.py",  # the paper's monotone exponent under a swap
+           "log_w = depth_log_weights(log_v, t, eps_half / 2)", "log_w = depth_log_weights(log_v, t, eps_half)",
+           ("tests/test_tukey.py::test_ledger_when_ptr_passes",)),
+    Mutant("selection_vote_x4", "algorithms/private_selection.py",
+           "exponential_mechanism(self.epsilon * self.votes_,", "exponential_mechanism(4 * self.epsilon * self.votes_,",
+           (SENSITIVITY + "[private_selection]",)),
+    Mutant("selection_candidates_on_all_rows", "algorithms/private_selection.py",  # fit and validation overlap
+           "models.append(_fitted_or_fallback(est, X[fit], y[fit], X[val],",
+           "models.append(_fitted_or_fallback(est, X, y, X[val],",
+           (SENSITIVITY + "[private_selection]",)),
     Mutant("stability_threshold_without_delta", "privacy/histogram.py",  # 1 + 2 log(2)/eps: singletons released
            "SENSITIVITY * math.log(2.0 / delta) / epsilon", "SENSITIVITY * math.log(2.0) / epsilon",
            ("tests/test_private_histogram.py::test_release_probability_matches_threshold",
