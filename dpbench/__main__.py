@@ -192,6 +192,7 @@ def _hydra(command: str, args: list[str]) -> int:
         raise ValueError(f"unknown option(s) {' '.join(unknown)}; see `python -m dpbench {command} --help`")
     overrides = normalize_overrides(flags.overrides)
     check_syntax(overrides)
+    _check_user_configs(Path("conf"))
     if flags.multirun:  # every job's config, before the first job writes anything
         for job in sweep_jobs(overrides):
             validate(compose(job))
@@ -226,6 +227,19 @@ def _hydra(command: str, args: list[str]) -> int:
         else:
             os.environ["HYDRA_FULL_ERROR"] = saved[1]
     return 0
+
+
+def _check_user_configs(user_dir: Path) -> None:
+    """A user config in ./conf with the name of a packaged one would be shadowed silently (the packaged
+    search path comes first): name the file instead."""
+    from dpbench.config import CONF_DIR, GROUPS
+
+    for group in GROUPS:
+        for path in sorted((user_dir / group).rglob("*.yaml")) if (user_dir / group).is_dir() else []:
+            name = path.relative_to(user_dir / group).with_suffix("").as_posix()
+            if (CONF_DIR / group / f"{name}.yaml").exists():
+                raise ValueError(f"{path} has the name of dpbench's packaged {group} {name!r}, which wins over "
+                                 f"it; rename yours (e.g. {group}={name}_mine)")
 
 
 def _complete(args: list[str]) -> int:

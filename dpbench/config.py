@@ -243,6 +243,20 @@ def _check_plot(plot: dict) -> None:
             _check_choice(f"plot.{axis}", options[axis], algorithms.available())
 
 
+def _check_runner(runner: dict) -> None:
+    """Numbers the runner would only reject after writing its config files (joblib, Dask)."""
+    n_jobs = runner["n_jobs"]
+    if n_jobs == 0:
+        raise ConfigError("runner.n_jobs must be >= 1 (workers) or negative (joblib: -1 all cores), got 0")
+    for key in ("part_size", "chunk_runs"):
+        if runner[key] < 1:
+            raise ConfigError(f"runner.{key} must be >= 1, got {runner[key]}")
+    if runner["blas_threads"] is not None and runner["blas_threads"] < 1:
+        raise ConfigError(f"runner.blas_threads must be >= 1 or null, got {runner['blas_threads']}")
+    if not runner["connect_timeout"] > 0:
+        raise ConfigError(f"runner.connect_timeout must be > 0 seconds, got {runner['connect_timeout']}")
+
+
 def validate(cfg) -> dict:
     """The config as a plain dict, checked so that the run cannot fail on the config (ConfigError otherwise)."""
     from dpbench import tuning
@@ -256,6 +270,7 @@ def validate(cfg) -> dict:
         raise ConfigError(f"the config has no experiment name; pass experiment=<{'|'.join(experiment_names())}>")
     _check_choice("tuning_mode", cfg["tuning_mode"], tuning.MODES)
     _check_choice("runner.backend", cfg["runner"]["backend"], BACKENDS)
+    _check_runner(cfg["runner"])
     try:
         _check_plot(cfg["plot"])
         for spec in expand_dataset_specs(cfg["datasets"]):

@@ -66,6 +66,19 @@ def test_a_conf_dir_in_the_working_directory_adds_configs(tmp_path, monkeypatch)
     assert len(_grid("experiment=mine")) == 1
 
 
+def test_a_user_config_with_a_packaged_name_is_an_error_naming_it(tmp_path, monkeypatch, capsys):
+    """The packaged search path comes first, so ./conf/experiment/quickstart.yaml would be ignored silently."""
+    from dpbench.__main__ import main
+
+    (tmp_path / "conf" / "experiment" / "smoke").mkdir(parents=True)
+    (tmp_path / "conf" / "experiment" / "smoke" / "fig1.yaml").write_text("# @package _global_\nname: mine\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "conf/experiment/smoke/fig1.yaml has the name of dpbench's packaged" in err
+    assert not (tmp_path / "results").exists()
+
+
 BAD = [
     (["epsilon=[1]"], "unknown config key 'epsilon' (did you mean epsilons?); valid keys: name, algorithms"),
     (["+epsilon=[1]"], "unknown config key 'epsilon' (did you mean epsilons?)"),
@@ -74,6 +87,10 @@ BAD = [
     (["datasets=[{name: synthetic, outlier: lable}]"], "outlier must be one of ('none', 'label', 'feature', 'model')"),
     (["datasets=[{name: synthetic, outliers: label}]"], "unknown option(s) ['outliers'] for dataset 'synthetic'"),
     (["datasets=[{name: synthetic, n_train: 0}]"], "n_train must be an integer >= 1"),
+    (["datasets=[{name: synthetic, n_train: abc}]"], "n_train must be an integer >= 1, got 'abc'"),
+    (["runner.n_jobs=0"], "runner.n_jobs must be >= 1 (workers) or negative"),
+    (["runner.part_size=0"], "runner.part_size must be >= 1, got 0"),
+    (["runner.connect_timeout=0"], "runner.connect_timeout must be > 0 seconds"),
     (["datasets=[cpu_act]"], "unknown dataset 'cpu_act'"),
     (["datasets=[{name: adult, splitt: paper}]"], "unknown option(s) ['splitt'] for dataset 'adult'"),
     (["algorithms=[adasp]"], "unknown algorithm 'adasp'; available: adassp"),

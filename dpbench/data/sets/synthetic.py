@@ -33,10 +33,10 @@ NOISE_STD = math.sqrt(0.1)
 def _check(outlier, fraction, n_train, n_test, d, task):
     if outlier not in OUTLIERS:
         raise ValueError(f"outlier must be one of {OUTLIERS}, got {outlier!r}")
-    if not 0 <= fraction <= 1:
-        raise ValueError(f"fraction must lie in [0, 1], got {fraction!r}")
+    if not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
+        raise ValueError(f"fraction must be a number in [0, 1], got {fraction!r}")
     for name, v in (("n_train", n_train), ("n_test", n_test), ("d", d)):
-        if int(v) != v or v < 1:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v or v < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
     if task not in ("regression", "classification"):
         raise ValueError(f"task must be 'regression' or 'classification', got {task!r}")
