@@ -8,8 +8,10 @@ the next run.
 Parts are never rewritten: a run redone by a re-run (a harness failure, see
 RETRIED_STATUSES) gets a new row with a higher `attempt`, and `load` keeps the
 newest row of each run, so no row of a run that is not redone can be lost.  A
-part that cannot be read is moved to `parts/corrupt/` with a warning; its runs
-count as not done.
+part that cannot be read is skipped by readers with a warning (a reader never
+changes a results directory) and its runs count as not done; the next sweep
+on the directory, holding its lock, moves it to `parts/corrupt/`
+(`set_aside_corrupt`).
 """
 
 from __future__ import annotations
@@ -84,8 +86,12 @@ def remove_stale_temporaries(sweep_dir: str | os.PathLike) -> int:
     return n
 
 
+def _unreadable(exc: Exception) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
+
+
 def _read_part(path: Path, columns: list[str] | None = None) -> pd.DataFrame | None:
-    """One part (only `columns` that it has), or None after moving an unreadable part to parts/corrupt/."""
+    """One part (only `columns` that it has), or None with a warning if it cannot be read (left where it is)."""
     import pyarrow.parquet as pq
 
     try:
@@ -93,17 +99,29 @@ def _read_part(path: Path, columns: list[str] | None = None) -> pd.DataFrame | N
             names = pq.read_schema(path).names
             columns = [c for c in columns if c in names]
         return pd.read_parquet(path, columns=columns)
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is set aside, never fatal
-        dest = path.parent / CORRUPT / path.name
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is skipped, never fatal
+        warnings.warn(f"unreadable result part {path} skipped ({_unreadable(exc)}); its runs count as not done and "
+                      f"the next sweep on this directory moves it to {CORRUPT}/", CorruptPartWarning, stacklevel=3)
+        return None
+
+
+def set_aside_corrupt(sweep_dir: str | os.PathLike) -> list[Path]:
+    """Move every unreadable part to parts/corrupt/ (a sweep does this holding the directory's lock); the moved
+    parts' new paths."""
+    import pyarrow.parquet as pq
+
+    moved = []
+    for path in sorted(parts_dir(sweep_dir).glob("part-*.parquet")):
         try:
+            pq.read_table(path, columns=["run_id"])
+        except Exception as exc:  # noqa: BLE001
+            dest = path.parent / CORRUPT / path.name
             dest.parent.mkdir(exist_ok=True)
             os.replace(path, dest)
-            where = f"moved to {dest}"
-        except OSError:
-            where = "skipped"
-        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
-        warnings.warn(f"corrupt result part {path} {where} ({reason})", CorruptPartWarning, stacklevel=3)
-        return None
+            warnings.warn(f"corrupt result part {path} moved to {dest} ({_unreadable(exc)})", CorruptPartWarning,
+                          stacklevel=2)
+            moved.append(dest)
+    return moved
 
 
 def _read_parts(files, columns: list[str] | None = None) -> pd.DataFrame:

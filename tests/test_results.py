@@ -60,17 +60,21 @@ def test_finished_runs_are_those_whose_newest_row_is_a_result(tmp_path):
     assert results.finished_run_ids(tmp_path / "empty") == set()
 
 
-def test_a_corrupt_part_is_moved_aside_and_its_runs_are_not_done(tmp_path):
+def test_a_corrupt_part_is_skipped_by_readers_and_set_aside_by_a_sweep(tmp_path):
     results.write_part([row("a")], tmp_path, "good")
     results.write_part([row("b"), row("c")], tmp_path, "bad")
     bad = tmp_path / "parts" / "part-bad.parquet"
     bad.write_bytes(bad.read_bytes()[: len(bad.read_bytes()) // 2])  # a truncated file
-    with pytest.warns(results.CorruptPartWarning, match="part-bad.parquet moved to .*corrupt"):
+    with pytest.warns(results.CorruptPartWarning, match="part-bad.parquet skipped .*next sweep .* moves it"):
         assert results.finished_run_ids(tmp_path) == {"a"}
-    assert (tmp_path / "parts" / "corrupt" / "part-bad.parquet").exists() and not bad.exists()
+    assert bad.exists() and not (tmp_path / "parts" / "corrupt").exists()  # a reader changes nothing
+    with pytest.warns(results.CorruptPartWarning, match="part-bad.parquet moved to .*corrupt"):
+        assert results.set_aside_corrupt(tmp_path) == [tmp_path / "parts" / "corrupt" / "part-bad.parquet"]
+    assert not bad.exists()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # set aside once: later reads do not see it
         assert results.load(tmp_path)["run_id"].tolist() == ["a"]
+        assert results.set_aside_corrupt(tmp_path) == []
 
 
 def test_stale_temporaries_are_removed_and_never_read(tmp_path):

@@ -405,6 +405,7 @@ def run_sweep(exp: Mapping, runner: Mapping, sweep_dir: str | Path, data_dir: st
     owner = _open(sweep_dir)
     try:
         results.remove_stale_temporaries(sweep_dir)  # safe: we hold the lock, no live sweep is writing
+        results.set_aside_corrupt(sweep_dir)
         states = results.run_states(sweep_dir)
         done = set(states.index[~states["status"].isin(results.RETRIED_STATUSES)])
         todo = [r for r in runs if r.run_id not in done]
