@@ -463,8 +463,19 @@ COMMANDS = {"sweep": cmd_sweep, "plot": cmd_plot, "report": cmd_report, "data": 
             "analysis": cmd_analysis, "algorithms": cmd_algorithms, "--version": cmd_version}
 
 
+def _terminated(signum, frame):
+    """SIGTERM (a job scheduler, `kill`) ends a command like Ctrl-C: workers stopped, finished runs kept."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Exit codes: 0 done, 1 an audit violation, 2 a usage or config error (one line on stderr)."""
+    """Exit codes: 0 done, 1 an audit violation, 2 a usage or config error (one line on stderr), 130 interrupted
+    (Ctrl-C or SIGTERM)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
