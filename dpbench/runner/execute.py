@@ -362,14 +362,40 @@ def _dask_client(runner: Mapping):
             with Client(cluster) as client:
                 yield client
         return
-    timeout = float(runner.get("connect_timeout", 5))
-    try:
-        client = Client(address, timeout=timeout)
-    except (OSError, ValueError, TypeError) as exc:
-        reason = " ".join(str(exc).split())[:200]
-        raise ValueError(f"cannot reach the Dask scheduler at runner.address={address!r}: {reason}") from None
-    with client:
+    with _connect(Client, address, float(runner.get("connect_timeout", 5))) as client:
         yield client
+
+
+CONNECT_GRACE = 5.0  # seconds beyond connect_timeout before a silent peer is given up on
+
+
+def _connect(client_class, address: str, timeout: float):
+    """Client(address) within timeout + CONNECT_GRACE seconds, whatever answers there, else a one-line
+    ValueError.  Dask's own timeout covers the TCP connect, not its handshake: a peer that is not a Dask
+    scheduler (an HTTP server, a silent socket) can stall it forever or send bytes it reads as a frame length
+    (MemoryError), so the connect runs in a daemon thread with a deadline."""
+    import threading
+
+    outcome: dict = {}
+
+    def attempt():
+        try:
+            outcome["client"] = client_class(address, timeout=timeout)
+        except BaseException as exc:  # noqa: BLE001 - reported below in one line
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=attempt, name="dpbench-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + CONNECT_GRACE)
+    where = f"runner.address={address!r}"
+    if thread.is_alive():
+        raise ValueError(f"no Dask scheduler answered at {where} within {timeout + CONNECT_GRACE:g} s "
+                         "(runner.connect_timeout + 5): is something else listening there?")
+    if "error" in outcome:
+        exc = outcome["error"]
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        raise ValueError(f"cannot reach the Dask scheduler at {where}: {reason}")
+    return outcome["client"]
 
 
 def _positive_int(runner: Mapping, key: str, default: int, allow_null: bool = False) -> int | None:
