@@ -215,7 +215,11 @@ POWERLESS = {
              "the uniform point drawn in the chosen depth shell (sample_point_with_depth, rng.random: not a "
              "dpbench mechanism, so not weakened); the weakening reaches only the PTR Laplace and the depth's "
              "Gumbel, and one record moves one of the m models, i.e. the depth boxes by at most one order "
-             "statistic, far inside the partition's own spread (ptr_passes: eps_lb 0 with the noise x 0.1)",
+             "statistic, far inside the partition's own spread (ptr_passes: eps_lb 0 with the noise x 0.1).  Nor "
+             "does the PTR check's pass/fail: the noiseless distance k must sit at the threshold 26.2 for nearly "
+             "every seed, yet on identical rows (m = 550, models equal up to the jitter) k has sd ~1 on D and D' "
+             "alike (the record moves a uniformly ranked model, mean shift ~0.02), and where atoms make the record "
+             "move k by exactly 1, k follows occupancy counts at rank >= 66 (sd >= 2.4; d = 1, m = 600: sd 6.5)",
 }
 
 
