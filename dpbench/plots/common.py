@@ -136,6 +136,17 @@ def grid(ax) -> None:
     ax.grid(True, which="minor", alpha=0.12)
 
 
+def not_run(ax, what: str = "") -> None:
+    """A panel without data says so in words (empty axes would read as a plot of nothing).  Only this panel's
+    ticks are hidden: its limits and scale may be shared with the others."""
+    ax.grid(False, which="both")
+    ax.tick_params(which="both", left=False, bottom=False, labelleft=False, labelbottom=False)
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+    ax.text(0.5, 0.5, "not run" + (f"\n{what}" if what else ""), transform=ax.transAxes, ha="center",
+            va="center", fontsize=10, color="0.35")
+
+
 def panels(n: int, ncols: int = 3, width: float = 4.6, height: float = 3.8, **share):
     """A grid of n panels (spare ones hidden)."""
     ncols = min(ncols, n)
