@@ -160,3 +160,17 @@ def test_config_errors_name_the_problem():
         plots.make({"kind": "privacy_curve", "x": "ols"}, df)
     with pytest.raises(ValueError, match="no runs with metrics"):
         plots.make({"kind": "dots"}, df.assign(status="error"))
+
+
+def test_algorithms_of_one_task_have_distinct_colours():
+    """Figures show the algorithms of one task together: no two of them share a colour (OLS's pale blue beside
+    AdaSSP's blue was the old palette's), and a new algorithm gets a colour of its own."""
+    from dpbench import algorithms
+    from dpbench.plots.common import algorithm_colors
+
+    for task in ("regression", "classification"):
+        names = [n for n in algorithms.available() if algorithms.get_spec(n).task == task] + ["my_new_algorithm"]
+        colours = algorithm_colors(names)
+        assert len(set(colours.values())) == len(names), task
+    both = algorithm_colors(["adassp", "ols", "tukey"])
+    assert algorithm_colors(["ols", "adassp"]) == {k: both[k] for k in ("ols", "adassp")}  # the same in every figure
