@@ -29,9 +29,9 @@ def test_smoke_runs_every_method_and_draws_every_figure(smoke):
     assert set(df["algorithm"]) == {"boosted_adassp_clf", "dp_ebm_clf", "dp_xgboost", "boosted_linear_clf"}
     spent = df[df["private"]]
     assert (spent["spent_epsilon"] <= spent["epsilon"] * (1 + 1e-9)).all()
-    figs = {p.stem for p in (smoke / "paper001_figures").glob("*.png")}
+    figs = {p.stem for p in (smoke / "paper001_figures_smoke").glob("*.png")}
     assert {"fig2_f1_vs_epsilon", "fig3_f1_vs_rounds", "fig4_boosting_effect_squared", "fig6_nonprivate_f1"} <= figs
-    assert all((smoke / "paper001_figures" / f"{f}.pdf").exists() for f in figs)
+    assert all((smoke / "paper001_figures_smoke" / f"{f}.pdf").exists() for f in figs)
     assert (smoke / "clf_fig1_smoke" / "clf_fig1.png").exists()  # smoke analyses: never judged
 
 
