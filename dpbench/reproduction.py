@@ -1,21 +1,23 @@
 """The reproduction report: every paper figure dpbench has results for, its claims and their verdicts.
 
 `python -m dpbench report` (no experiment) writes `<results_dir>/report.html` and `report.md`.  A section
-per results directory that holds a sweep (parts/) or an analysis (<name>.parquet), and per figure that has
-claims but no results yet ("not run"): the paper's claims (sentence, location, the criterion dpbench tests) beside
-what dpbench measured (`dpbench.claims`), the figure, runs, seeds, tuning trials, wall time, failures by status
-and provenance.  A claim is marked reproduced only when its check says the numbers support it.  Smoke results
-(`<name>_smoke/`, of sweeps and analyses alike) are listed last under "smoke, not judged": no claim is checked
-on them.
+per results directory that holds a sweep (parts/), an analysis (<name>.parquet) or figures (paper001_figures:
+drawn from the paper001 sweep), and per figure that has claims but no results yet ("not run"): the paper's claims
+(sentence, location, the criterion dpbench tests) beside what dpbench measured (`dpbench.claims`), the figures
+(each a link to its full-size file), runs, seeds, tuning trials, wall time, failures by status and provenance.
+A claim is marked reproduced only when its check says the numbers support it.  Smoke results (`<name>_smoke/`, of
+sweeps and analyses alike) are listed last under "smoke, not judged": no claim is checked on them.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -120,11 +122,17 @@ def _facts(df: pd.DataFrame, out: Path) -> tuple[dict, dict]:
     return facts, failures
 
 
+def _natural(text: str) -> list:
+    """Sort key that puts fig2 before fig10."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
 def sections(results_dir: Path) -> list[Section]:
     results_dir = Path(results_dir)
     names = sorted({p.parent.name for p in results_dir.glob(f"*/{results.PARTS}")}
                    | {p.parent.name for p in results_dir.glob("*/*.parquet")
                       if p.parent.name in (p.stem, p.stem + SMOKE)}
+                   | {p.parent.name for p in results_dir.glob("*/*.png")}  # figures drawn from other results
                    | {c.figure for c in claims.claims()})
     out = []
     for name in sorted(names, key=lambda n: n.endswith(SMOKE)):  # smoke sections last
@@ -136,7 +144,10 @@ def sections(results_dir: Path) -> list[Section]:
             sec.error = "not run"
         except Exception as exc:  # noqa: BLE001 - one unreadable directory must not stop the report
             sec.error = f"results unreadable: {type(exc).__name__}: {exc}"
-        sec.figures = sorted(str(p.relative_to(results_dir)) for p in (results_dir / name).glob("*.png"))
+        sec.figures = sorted((str(p.relative_to(results_dir)) for p in (results_dir / name).glob("*.png")),
+                             key=_natural)
+        if sec.error == "not run" and sec.figures:  # e.g. paper001_figures: the figures of the paper001 sweep
+            sec.error = None
         for c in [] if sec.smoke else claims.claims(name):
             try:
                 verdict = c.check(lambda n: load_results(results_dir, n))
@@ -171,7 +182,7 @@ def markdown(secs: list[Section]) -> str:
         if s.claims:
             lines.append("")
         for f in s.figures:
-            lines += [f"![{s.name}]({f})", ""]
+            lines += [f"[![{s.name}]({quote(f)})]({quote(f)})", ""]  # the image links to its full-size file
         if s.facts:
             lines += [f"- {k}: {v}" for k, v in s.facts.items()]
         if s.failures:
@@ -184,7 +195,11 @@ CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;
 h2{border-bottom:1px solid #ccc;padding-top:1em}table{border-collapse:collapse;margin:.5em 0}
 td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top;font-size:14px}
 .reproduced{background:#e3f4e3}.not-reproduced{background:#fbe3e3}.undecided{background:#f4f4e0}
-img{max-width:100%;border:1px solid #eee;margin:.5em 0}.facts td:first-child{color:#555;white-space:nowrap}"""
+.facts td:first-child{color:#555;white-space:nowrap}
+figure{width:calc(100vw - 4em);position:relative;left:50%;transform:translateX(-50%);margin:1em 0;text-align:center}
+figure img{max-width:100%;height:auto;border:1px solid #eee}figcaption{font-size:13px;color:#555}"""
+# figures may be wider than the text: up to the window's width (a wide figure squeezed to the text's 1100 px had
+# unreadable labels), each a link to the full-size file
 
 
 def to_html(secs: list[Section]) -> str:
@@ -207,7 +222,8 @@ def to_html(secs: list[Section]) -> str:
                            f"<td>{e(v.measured)}</td></tr>" for c, v in s.claims)
             body.append("<table><tr><th>verdict</th><th>claim</th><th>criterion</th><th>measured</th></tr>"
                         f"{rows}</table>")
-        body += [f"<img src='{e(f)}' alt='{e(s.name)}'>" for f in s.figures]
+        body += [f"<figure><a href='{e(quote(f))}'><img src='{e(quote(f))}' alt='{e(s.name)}'></a>"
+                 f"<figcaption><a href='{e(quote(f))}'>{e(f)}</a> (full size)</figcaption></figure>" for f in s.figures]
         facts = dict(s.facts)
         if s.failures:
             facts["runs by status"] = ", ".join(f"{k} {n}" for k, n in s.failures.items())

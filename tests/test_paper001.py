@@ -29,9 +29,9 @@ def test_smoke_runs_every_method_and_draws_every_figure(smoke):
     assert set(df["algorithm"]) == {"boosted_adassp_clf", "dp_ebm_clf", "dp_xgboost", "boosted_linear_clf"}
     spent = df[df["private"]]
     assert (spent["spent_epsilon"] <= spent["epsilon"] * (1 + 1e-9)).all()
-    figs = {p.stem for p in (smoke / "paper001_figures").glob("*.png")}
+    figs = {p.stem for p in (smoke / "paper001_figures_smoke").glob("*.png")}
     assert {"fig2_f1_vs_epsilon", "fig3_f1_vs_rounds", "fig4_boosting_effect_squared", "fig6_nonprivate_f1"} <= figs
-    assert all((smoke / "paper001_figures" / f"{f}.pdf").exists() for f in figs)
+    assert all((smoke / "paper001_figures_smoke" / f"{f}.pdf").exists() for f in figs)
     assert (smoke / "clf_fig1_smoke" / "clf_fig1.png").exists()  # smoke analyses: never judged
 
 
@@ -58,3 +58,20 @@ def test_boosting_ratio_and_method_names():
     assert list(method_of(df)) == ["BoostedAdaSSP (squared)"] * 4 + ["DP-XGBoost"]
     ratio = boosting_ratio(df).set_index("epsilon")["ratio"]
     assert ratio[1.0] == pytest.approx(1.2) and ratio[2.0] == pytest.approx(1.0)
+
+
+def test_a_panel_without_runs_says_not_run():
+    """Rounds 1 and 10 at epsilon 1 only: Fig. 2 (100 rounds) has nothing, Fig. 3 has one panel of four."""
+    from dpbench import plots
+
+    df = pd.DataFrame({"algorithm": "boosted_adassp_clf", "status": "ok", "param_loss": "squared",
+                       "param_n_rounds": [1, 10], "dataset": "d", "epsilon": 1.0, "seed": 0, "test_f1": [0.5, 0.6]})
+    fig2 = plots.make({"kind": "clf_vs_epsilon"}, df)
+    assert "0 seeds" not in fig2._suptitle.get_text() and "not run" in fig2._suptitle.get_text()
+    fig3 = plots.make({"kind": "clf_vs_rounds"}, df)
+    for fig, expected in ((fig2, [False]), (fig3, [False, False, True, False])):
+        axes = [ax for ax in fig.axes if ax.get_visible()]
+        assert [bool(ax.lines) for ax in axes] == expected
+        for ax in axes:
+            said = any(t.get_text().startswith("not run") for t in ax.texts)
+            assert said != bool(ax.lines), ax.get_title()

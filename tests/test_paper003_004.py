@@ -89,3 +89,20 @@ def test_analysis_smoke(tmp_path, name):
         assert any(verdict.holds is h for h in (True, False, None)) and verdict.measured  # not a numpy bool
         if name == "paper004_fig1":  # 2 trials, 4 cells: too few for any sign test
             assert verdict.holds is None, verdict.measured
+
+
+def test_r2_axis_ticks_read_as_numbers():
+    """Fig. 5's R^2 axis: linear ticks in [-1, 1], decades below -1 (not symlog's bare 0 and 10^0)."""
+    import matplotlib.pyplot as plt
+
+    from dpbench.analyses.paper003 import _r2_axis
+
+    for lowest, expected in ((-0.01, ["0", "0.25", "0.5", "0.75", "1"]),
+                             (-300, ["-100", "-10", "-1", "-0.5", "0", "0.5", "1"])):
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [lowest, 1])
+        _r2_axis(ax, lowest)
+        fig.canvas.draw()
+        lo, hi = ax.get_ylim()
+        assert [t.get_text() for t in ax.get_yticklabels() if lo <= t.get_position()[1] <= hi] == expected
+        plt.close(fig)

@@ -118,6 +118,30 @@ def test_scatter_shares_axes_and_names_the_largest_gaps():
     assert "BoostedAdaSSP better: 3/3" in names
 
 
+def test_scatter_texts_clear_of_markers_and_each_other():
+    """Fig. 12's marker areas: a big point in the lower-right corner, where the count would go, moves the count;
+    names sit beside their markers, not on them."""
+    df = results_frame((1.0,))[lambda d: d["task"] == "regression"]
+    df = df.assign(n_train=df["dataset"].map({"openml_361072": 9000, "openml_361073": 100, "openml_361074": 500}),
+                   n_test=100, d=10)
+    corner = (df["dataset"] == "openml_361072") & (df["algorithm"] == "tukey")
+    df.loc[corner, "test_mse"] = 1e4  # far right, low: in the count's corner
+    df.loc[corner, "status"] = "ok"
+    fig = plots.make({"kind": "scatter", "x": "tukey", "y": "boosted_adassp", "size_by": "n_over_d"}, df)
+    ax = panels(fig)[0]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = [t.get_window_extent(renderer) for t in ax.texts]  # the counts and the names
+    assert not any(a.overlaps(b) for i, a in enumerate(texts) for b in texts[i + 1:])
+    for c in ax.collections:
+        if isinstance(c, PathCollection) and len(c.get_offsets()):
+            r = np.sqrt(c.get_sizes()) / 2 * fig.dpi / 72  # marker radius in pixels
+            for (px, py), rad in zip(c.get_offset_transform().transform(c.get_offsets()), np.broadcast_to(r, len(
+                    c.get_offsets())), strict=True):
+                assert not any(t.x0 < px + rad and t.x1 > px - rad and t.y0 < py + rad and t.y1 > py - rad
+                               for t in texts)
+
+
 def test_privacy_curve_shares_x_and_only_scale_free_y():
     fig = plots.make({"kind": "privacy_curve"}, results_frame())
     a, b = panels(fig)[:2]
@@ -136,3 +160,17 @@ def test_config_errors_name_the_problem():
         plots.make({"kind": "privacy_curve", "x": "ols"}, df)
     with pytest.raises(ValueError, match="no runs with metrics"):
         plots.make({"kind": "dots"}, df.assign(status="error"))
+
+
+def test_algorithms_of_one_task_have_distinct_colours():
+    """Figures show the algorithms of one task together: no two of them share a colour (OLS's pale blue beside
+    AdaSSP's blue was the old palette's), and a new algorithm gets a colour of its own."""
+    from dpbench import algorithms
+    from dpbench.plots.common import algorithm_colors
+
+    for task in ("regression", "classification"):
+        names = [n for n in algorithms.available() if algorithms.get_spec(n).task == task] + ["my_new_algorithm"]
+        colours = algorithm_colors(names)
+        assert len(set(colours.values())) == len(names), task
+    both = algorithm_colors(["adassp", "ols", "tukey"])
+    assert algorithm_colors(["ols", "adassp"]) == {k: both[k] for k in ("ols", "adassp")}  # the same in every figure

@@ -52,23 +52,41 @@ def scatters(ax) -> list:
     return cols
 
 
+def ax_budgets(ax) -> list[str]:
+    return list(tick_labels(ax.child_axes[0]).values())
+
+
+def tick_labels(ax) -> dict[float, str]:
+    return {t.get_position()[0]: t.get_text() for t in ax.get_xticklabels()}
+
+
+def nearest(labels: dict[float, str], x: float) -> str:
+    return labels[min(labels, key=lambda t: abs(t - x))]
+
+
 def test_epsilon_and_mu_panels(drawn):
     table = audit_table()
     fig = drawn(table)
-    axes = fig.axes
+    axes = [ax for ax in fig.axes if ax.get_xlabel()]  # the panels, not their top axes
     assert len(axes) == 2 and fig._suptitle.get_text() == "my audit"
-    assert [ax.get_xlabel() for ax in axes] == ["$\\varepsilon$ asked", "$\\mu$ asked"]
-    assert all(ax.get_xscale() == "log" and ax.get_yscale() == "symlog" for ax in axes)
-    for ax, x, y, df in [(axes[0], "epsilon", "eps_lb", table), (axes[1], "mu", "mu_lb", table[table["mu"].notna()])]:
+    assert all(ax.get_xlabel().startswith("algorithm") and ax.get_yscale() == "symlog" for ax in axes)
+    for ax, x, y, sym, df in [(axes[0], "epsilon", "eps_lb", "$\\varepsilon$", table),
+                              (axes[1], "mu", "mu_lb", "$\\mu$", table[table["mu"].notna()])]:
+        budgets = sorted(df[x].unique())
+        top = tick_labels(ax.child_axes[0])  # a column per budget asked, named on top
+        assert list(top.values()) == [f"{sym} asked = {b:.3g}" for b in budgets]
+        slots = tick_labels(ax)  # in each column a slot per algorithm, named below
+        assert list(slots.values()) == sorted(df["algorithm"].unique()) * len(budgets)
         cols = scatters(ax)
         rings = [c for c in cols if len(c.get_facecolors()) == 0]  # the red rings are unfilled
         violations = df[df["verdict"] == "violation"]
         assert len(cols) == len(df) + len(violations) and len(rings) == len(violations)
         markers = np.array([c.get_offsets()[0] for c in cols if c not in rings])
-        # every row is a marker at its bound, within the documented factor 1.25 of its budget along x
-        assert sorted(markers[:, 1]) == pytest.approx(sorted(df[y]))
+        assert len({tuple(m) for m in markers}) == len(df)  # no marker hides another
         for (_, r), (xv, yv) in zip(df.iterrows(), markers, strict=True):  # drawn in the table's order
-            assert yv == r[y] and r[x] / 1.25 <= xv <= r[x] * 1.25
+            # at its bound, in its budget's column and its algorithm's slot: x says nothing else
+            assert yv == r[y] and nearest(slots, xv) == r["algorithm"]
+            assert nearest(top, xv) == f"{sym} asked = {r[x]:.3g}"
         colour = {}  # one colour per algorithm, different algorithms different colours
         for alg, c in zip(df["algorithm"], (c for c in cols if c not in rings), strict=True):
             colour.setdefault(alg, set()).add(tuple(c.get_facecolors()[0]))
@@ -76,9 +94,11 @@ def test_epsilon_and_mu_panels(drawn):
         for ring in rings:  # around the violating row's marker
             assert any(np.allclose(ring.get_offsets()[0], m) for m in markers)
             assert ring.get_offsets()[0][1] == pytest.approx(violations[y].iloc[0])
-        diagonal, cap = ax.lines[0], ax.lines[1]
-        np.testing.assert_allclose(diagonal.get_xdata(), diagonal.get_ydata())  # lower bound = budget asked
-        assert diagonal.get_xdata().min() == pytest.approx(df[x].min() / 2)
+        segments, cap = ax.lines[:len(budgets)], ax.lines[len(budgets)]  # then the lines between columns
+        for budget, seg in zip(budgets, segments, strict=True):
+            assert set(seg.get_ydata()) == {budget}
+            inside = markers[(markers[:, 0] >= min(seg.get_xdata())) & (markers[:, 0] <= max(seg.get_xdata()))]
+            assert len(inside) == (df[x] == budget).sum()
         half = 200  # of the 400 runs: the bound of perfect separation on the held-out half
         best = epsilon_lower_bound(0, half, half, half, DELTA) if y == "eps_lb" else mu_lower_bound(0, half, half, half)
         assert cap.get_ydata()[0] == pytest.approx(float(best)) and float(best) > 0
@@ -89,6 +109,7 @@ def test_epsilon_and_mu_panels(drawn):
 
 def test_no_mu_panel_without_gdp_rows(drawn):
     fig = drawn(audit_table(gdp=False))
-    assert len(fig.axes) == 1 and fig.axes[0].get_xlabel() == "$\\varepsilon$ asked"
-    cols = scatters(fig.axes[0])
+    axes = [ax for ax in fig.axes if ax.get_xlabel()]
+    assert len(axes) == 1 and ax_budgets(axes[0]) == ["$\\varepsilon$ asked = 0.5", "$\\varepsilon$ asked = 2"]
+    cols = scatters(axes[0])
     assert len(cols) == 8 + 1  # 8 rows, 1 violation ring

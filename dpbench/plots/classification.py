@@ -91,9 +91,12 @@ def clf_vs_epsilon(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n
                 ax.plot(line, marker="o", ms=4, lw=1.5, color=colors[method], label=method)
         panel = "mean over datasets" if name == "average" else common.dataset_title(name)
         _style(ax, r"$\varepsilon$", common.metric_label(metric), panel)
+        if not ax.lines:
+            common.not_run(ax, f"no runs at {n_rounds} rounds")
     _legend(fig, axes)
-    fig.suptitle(f"{title}  {common.metric_label(metric)} vs epsilon, {n_rounds} rounds "
-                 f"(mean over {ok['seed'].nunique()} seeds)".strip(), fontsize=10)
+    seeds = f"mean over {ok['seed'].nunique()} seeds" if len(ok) else "not run"
+    fig.suptitle(f"{title}  {common.metric_label(metric)} vs epsilon, {n_rounds} rounds ({seeds})".strip(),
+                 fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -113,6 +116,8 @@ def clf_vs_rounds(df: pd.DataFrame, title: str = "", metric: str = "test_f1",
             if len(line):
                 ax.plot(line, marker="o", ms=4, lw=1.5, color=colors[method], label=method)
         _style(ax, "rounds", common.metric_label(metric), rf"$\varepsilon$ = {eps:g}")
+        if not ax.lines:
+            common.not_run(ax, rf"no runs at $\varepsilon$ = {eps:g}")
     _legend(fig, axes)
     fig.suptitle(f"{title}  {common.metric_label(metric)} vs rounds (mean over {', '.join(datasets)})".strip(),
                  fontsize=10)
@@ -144,6 +149,8 @@ def boosting_effect(df: pd.DataFrame, title: str = "", loss: str = "squared", me
         if len(finite) and finite.max() > 10 * max(finite.min(), 1e-12):
             ax.set_yscale("log")
         _style(ax, r"$\varepsilon$", f"{common.metric_label(metric)} ratio", common.dataset_title(name))
+    if not datasets:
+        common.not_run(axes[0], f"no BoostedAdaSSP ({loss}) runs at 1 round and more")
     _legend(fig, axes)
     fig.suptitle(f"{title}  effect of boosting, BoostedAdaSSP ({loss} loss); no point where the mean F1 after "
                  "1 round is 0".strip(), fontsize=10)
@@ -166,6 +173,8 @@ def dpebm_leaves(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n_r
             missing = mean.index[mean.isna()]
             ax.scatter(missing, np.zeros(len(missing)), **{**common.FAILED, "color": color})
         _style(ax, r"$\varepsilon$", common.metric_label(metric), common.dataset_title(name))
+    if not datasets:
+        common.not_run(axes[0], f"no DP-EBM runs at {n_rounds} rounds")
     _legend(fig, axes)
     fig.suptitle(f"{title}  DP-EBM by max leaves, {n_rounds} rounds (x at 0: every run failed)".strip(), fontsize=10)
     fig.tight_layout()
@@ -183,6 +192,8 @@ def nonprivate_rounds(df: pd.DataFrame, title: str = "", metric: str = "test_f1"
         for method, g in ok[ok["dataset"] == name].groupby("method"):
             ax.plot(g.groupby("param_n_rounds")[metric].mean(), marker="o", ms=4, color=colors[method], label=method)
         _style(ax, "rounds", common.metric_label(metric), common.dataset_title(name))
+    if not datasets:
+        common.not_run(axes[0], "no non-private boosted linear runs")
     _legend(fig, axes)
     fig.suptitle(f"{title}  non-private boosted linear models, test set".strip(), fontsize=10)
     fig.tight_layout()

@@ -2,8 +2,8 @@
 
 Display labels come from the algorithm registry (a spec's `label`, else the
 published name its description starts with, else the registry name), so a
-new algorithm needs no entry here.  Colours follow the registry's order, so
-an algorithm has one colour in every figure.
+new algorithm needs no entry here.  Colours are chosen here (COLORS), a new
+algorithm gets the next spare one, so an algorithm has one colour in every figure.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import matplotlib
+import matplotlib.colors
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -44,14 +45,24 @@ def algorithm_label(name: str) -> str:
     return label if spec.private else f"{label} (non-private)"
 
 
+COLORS = {  # hues that stay apart within a figure; a classifier takes its regressor's, non-private references dark
+    "boosted_adassp": "tab:green", "adassp": "tab:blue", "ssp": "tab:cyan", "tukey": "tab:orange",
+    "dpgd": "tab:purple", "ambssgd": "tab:brown", "robgd": "tab:pink", "dp_ebm": "tab:red",
+    "private_selection": "tab:olive", "ols": "black", "ridge": "tab:gray",
+    "boosted_adassp_clf": "tab:green", "dp_ebm_clf": "tab:red", "dp_xgboost": "tab:orange",
+    "private_selection_clf": "tab:olive", "boosted_linear_clf": "tab:gray", "logreg": "black",
+}
+MORE_COLORS = ["#393b79", "#8c6d31", "#843c39", "#637939", "#7b4173"]  # dark shades, for algorithms not above
+
+
 def algorithm_colors(names) -> dict[str, tuple]:
-    """One colour per algorithm, by its place in the registry (then by name for unregistered ones)."""
+    """One colour per algorithm, the same in every figure: COLORS, else the next of MORE_COLORS by the
+    algorithm's place in the registry (then by name for unregistered ones)."""
     from dpbench import algorithms
 
-    order = algorithms.available() + sorted(set(names) - set(algorithms.available()))
-    tab10, tab20 = plt.get_cmap("tab10"), plt.get_cmap("tab20")
-    return {n: tab10(i) if i < 10 else tab20((2 * (i - 10) + 1) % 20)  # then the light shades
-            for n, i in ((n, order.index(n)) for n in names)}
+    order = [n for n in algorithms.available() + sorted(set(names) - set(algorithms.available())) if n not in COLORS]
+    return {n: matplotlib.colors.to_rgba(COLORS[n] if n in COLORS else MORE_COLORS[order.index(n) % len(MORE_COLORS)])
+            for n in names}
 
 
 def dataset_label(name: str) -> str:
@@ -134,6 +145,17 @@ def lin_limits(values, pad: float = 0.06) -> tuple[float, float]:
 def grid(ax) -> None:
     ax.grid(True, which="major", alpha=0.35)
     ax.grid(True, which="minor", alpha=0.12)
+
+
+def not_run(ax, what: str = "") -> None:
+    """A panel without data says so in words (empty axes would read as a plot of nothing).  Only this panel's
+    ticks are hidden: its limits and scale may be shared with the others."""
+    ax.grid(False, which="both")
+    ax.tick_params(which="both", left=False, bottom=False, labelleft=False, labelbottom=False)
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+    ax.text(0.5, 0.5, "not run" + (f"\n{what}" if what else ""), transform=ax.transAxes, ha="center",
+            va="center", fontsize=10, color="0.35")
 
 
 def panels(n: int, ncols: int = 3, width: float = 4.6, height: float = 3.8, **share):

@@ -1,12 +1,14 @@
-"""A metric against epsilon (log scale), one panel per dataset: the mean over seeds as a line, each seed as a dot.
+"""A metric against epsilon (log scale), one panel per dataset: the mean over seeds as a line with a band of
++/- one standard deviation over seeds, each seed as a dot.
 
-Non-private algorithms are horizontal dashed lines.  With a single epsilon
+Non-private algorithms are horizontal dashed lines (their band spans the panel).  With a single epsilon
 there is no curve to draw, so the figure is the dot chart (plots/dots.py).
 """
 
 from __future__ import annotations
 
 import pandas as pd
+from matplotlib.patches import Patch
 
 from dpbench.plots import common, dots, figure
 
@@ -29,9 +31,14 @@ def privacy_curve(df: pd.DataFrame, title: str = "", metric: str | None = None):
             kw = {"color": colors[algo], "label": common.algorithm_label(algo)}
             if g["epsilon"].isna().all():
                 ax.axhline(g[m].mean(), ls="--", lw=1.3, **kw)
+                ax.axhspan(g[m].mean() - g[m].std(ddof=1), g[m].mean() + g[m].std(ddof=1), color=colors[algo],
+                           alpha=0.08, lw=0)
                 continue
             g = g.dropna(subset=["epsilon"])
-            ax.plot(g.groupby("epsilon")[m].mean(), marker="o", ms=5, lw=1.6, **kw)
+            stats = g.groupby("epsilon")[m].agg(["mean", "std"])
+            ax.plot(stats["mean"], marker="o", ms=5, lw=1.6, **kw)
+            ax.fill_between(stats.index, stats["mean"] - stats["std"], stats["mean"] + stats["std"],
+                            color=colors[algo], alpha=0.15, lw=0)
             fine = g[~g["failed"]]
             ax.scatter(fine["epsilon"], fine[m], s=9, alpha=0.45, color=colors[algo], zorder=3)
             bad = g[g["failed"]]
@@ -53,11 +60,12 @@ def privacy_curve(df: pd.DataFrame, title: str = "", metric: str | None = None):
     for ax in axes:
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, h)
-    extra = [common.failed_legend(ok)] if ok["failed"].any() else []
+    extra = [Patch(color="grey", alpha=0.25, label="band: mean +/- std over seeds")]
+    extra += [common.failed_legend(ok)] if ok["failed"].any() else []
     fig.legend(list(handles.values()) + extra, list(handles) + [h.get_label() for h in extra],
                loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=8, frameon=False)
     n_seeds = ok["seed"].nunique()
-    fig.suptitle(f"{title}  (line: mean over {n_seeds} seeds; dots: each seed)".strip(), fontsize=10)
+    fig.suptitle(f"{title}  (line: mean over {n_seeds} seeds, band: +/- std; dots: each seed)".strip(), fontsize=10)
     fig.tight_layout()
     return fig
 

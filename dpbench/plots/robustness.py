@@ -2,10 +2,11 @@
 
 Kind `sample_curve`.  One row of panels per comparison partner (the paper's figures: Fig. 6 is BoostedAdaSSP
 vs AdaSSP under label corruption, Fig. 7 the same data vs TukeyEM, ...), one panel per epsilon; in a panel a
-colour per p, `ours` as a solid line, the partner dashed: the mean over trials with a band from the lowest to
-the highest trial.  x is n_train in millions (log scale), as the paper's '# Samples'.  A run whose status is an
-algorithm outcome other than 'ok' (TukeyEM's ptr_failed zero model) counts in the mean and is drawn as a red
-cross, counted in the legend.
+colour per p, `ours` as a solid line, the partner dashed: the mean over trials with a light band over the
+interquartile range of the trials (25th to 75th percentile), edged in the line's style so that overlapping bands
+stay apart (min-max bands of several p ran together into grey).  x is n_train in millions (log scale), as the
+paper's '# Samples'.  A run whose status is an algorithm outcome other than 'ok' (TukeyEM's ptr_failed zero
+model) counts in the mean and is drawn as a red cross, counted in the legend.
 
 The rows' p and corruption come from the synthetic dataset's results name
 (`synthetic_<outlier>_p<fraction>_n<n_train>_d<d>`, data/sets/synthetic.py).  An algorithm run with several
@@ -19,6 +20,7 @@ import json
 import re
 
 import pandas as pd
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
 from dpbench.plots import common, figure
@@ -53,10 +55,11 @@ def variants(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def cell_means(df: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Mean metric per (variant, epsilon, fraction, n_train) with the trials, failures and min/max."""
+    """Mean metric per (variant, epsilon, fraction, n_train) with the trials, failures and quartiles q25 / q75."""
     df = df if "variant" in df else variants(df)
     g = df.groupby(["variant", "epsilon", "fraction", "n_train"])
-    out = g[metric].agg(["mean", "min", "max", "count"])
+    out = g[metric].agg(["mean", "count"])
+    out["q25"], out["q75"] = g[metric].quantile(0.25), g[metric].quantile(0.75)
     out["failed"] = g["failed"].sum()
     return out.reset_index()
 
@@ -135,7 +138,8 @@ def sample_curve(df: pd.DataFrame, title: str = "", metric: str | None = None, o
                     c = cells[(cells["variant"] == var) & (cells["epsilon"] == e) & (cells["fraction"] == p)]
                     c = c.sort_values("n_train")
                     ax.plot(c["n_train"], c["mean"], color=colours[p], ms=4, lw=1.5, **style)
-                    ax.fill_between(c["n_train"], c["min"], c["max"], color=colours[p], alpha=0.12, lw=0)
+                    ax.fill_between(c["n_train"], c["q25"], c["q75"], color=colours[p], alpha=0.07,
+                                    ls=style["ls"], lw=0.6, edgecolor=(*colours[p][:3], 0.6))
                 bad = ok[(ok["variant"] == var) & (ok["epsilon"] == e) & ok["failed"]]
                 ax.scatter(bad["n_train"], bad[metric], **common.FAILED)
             label = f"{figure_of[partner_algo]}: " if partner_algo in figure_of else ""
@@ -158,14 +162,16 @@ def sample_curve(df: pd.DataFrame, title: str = "", metric: str | None = None, o
     handles += [common.plt.Line2D([], [], color="grey", ls="-", marker="o", ms=4, label=common.algorithm_label(ours))]
     handles += [common.plt.Line2D([], [], color="grey", ls="--", marker=markers.get(v, "s"), ms=4, label=labels[v])
                 for _, v in rows]
+    handles.append(Patch(facecolor=(0.5, 0.5, 0.5, 0.15), edgecolor="grey", lw=0.6,
+                         label="band: interquartile range of trials"))
     failed = common.failed_legend(ok)
     if failed is not None:
         handles.append(failed)
     fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=8, frameon=False)
     outliers = ", ".join(sorted(ok["outlier"].unique()))
     trials = ok.groupby(["variant", "epsilon", "fraction", "n_train"])["seed"].nunique()
-    fig.suptitle(f"{title}  ({outliers} corruption; line: mean over {trials.min()}"
-                 f"{'' if trials.min() == trials.max() else '-' + str(trials.max())} trials, band: min-max; "
+    n = f"{trials.min()}" + ("" if trials.min() == trials.max() else f"-{trials.max()}")
+    fig.suptitle(f"{title}  ({outliers} corruption; line: mean over {n} trials, band: interquartile range; "
                  f"clean test set)".strip(), fontsize=10)
     fig.tight_layout()
     return fig

@@ -17,6 +17,7 @@ import pandas as pd
 from dpbench.plots import common, figure
 
 N_NAMED = 3  # datasets named per panel: the largest gaps
+PT = 1 / 240  # a typographic point as a fraction of a panel's side (4.3 inch panels), to keep texts clear
 
 
 def paired_means(df: pd.DataFrame, x: str, y: str, metric: str) -> pd.DataFrame:
@@ -72,21 +73,45 @@ def win_counts(pairs: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
                          "datasets": g.size()})
 
 
-def _name(ax, points: pd.DataFrame, x: str, y: str, lo: float, hi: float, log: bool) -> None:
-    """Name points beside them, to the left near the right edge, moved down while a label is close above."""
+def _fractions(p: pd.DataFrame, x: str, y: str, lo: float, hi: float, log: bool) -> pd.DataFrame:
+    """Where each point sits, as axes fractions (fx, fy)."""
     scale = np.log10 if log else (lambda v: v)
-    placed: list[tuple[float, float]] = []
-    for name, row in points.sort_values(y, ascending=False).iterrows():
-        fx, fy = ((scale(row[c]) - scale(lo)) / (scale(hi) - scale(lo)) for c in (x, y))  # axes fractions
+    return pd.DataFrame({f"f{a}": (scale(p[c]) - scale(lo)) / (scale(hi) - scale(lo)) for a, c in (("x", x), ("y", y))},
+                        index=p.index)
+
+
+def _name(ax, where: pd.DataFrame, radius: pd.Series) -> list[tuple]:
+    """Name points beside them, clear of their marker (offset by its radius), to the left near the right edge,
+    moved down while a label is close above.  Returns the labels' boxes (axes fractions, approximate)."""
+    placed, boxes = [], []
+    for name, (fx, fy) in where.sort_values("fy", ascending=False).iterrows():
         dy = 0
         while any(abs(fx - px) < 0.3 and abs(fy + dy / 300 - py) < 0.045 for px, py in placed):
             dy -= 9
         placed.append((fx, fy + dy / 300))
-        right = fx > 0.6
-        ax.annotate(common.dataset_label(name), (row[x], row[y]), xytext=(-5 if right else 5, dy),
+        label, right, off = common.dataset_label(name), fx > 0.6, radius[name] + 3
+        ax.annotate(label, (fx, fy), xycoords="axes fraction", xytext=(-off if right else off, dy),
                     textcoords="offset points", fontsize=7, color="dimgray", ha="right" if right else "left",
                     va="center", arrowprops={"arrowstyle": "-", "color": "silver", "lw": 0.6, "shrinkA": 0}
                     if dy < 0 else None)
+        w, x0, y = 0.6 * 7 * len(label) * PT, fx + (-1 if right else 1) * off * PT, fy + dy * PT
+        boxes.append((x0 - w if right else x0, y - 4 * PT, x0 if right else x0 + w, y + 4 * PT))
+    return boxes
+
+
+def _count(ax, text: str, boxes: list[tuple], below: bool) -> None:
+    """Write a count in its triangle (below the diagonal: lower right; above: upper left) at the first of four
+    spots along the edge whose box no marker or name touches (else the one touching fewest)."""
+    w, h = 0.6 * 8 * len(text) * PT, 12 * PT
+    spots = [(0.96, 0.04 + 0.14 * i) for i in range(4)] if below else [(0.04, 0.96 - 0.14 * i) for i in range(4)]
+
+    def touched(spot):
+        x0, y0 = (spot[0] - w, spot[1]) if below else (spot[0], spot[1] - h)
+        return sum(a < x0 + w and c > x0 and b < y0 + h and d > y0 for a, b, c, d in boxes)
+
+    sx, sy = min(spots, key=touched)
+    ax.text(sx, sy, text, transform=ax.transAxes, fontsize=8, ha="right" if below else "left",
+            va="bottom" if below else "top")
 
 
 def win_summary(df: pd.DataFrame, x: str, y: str, metric: str = "test_mse", settings=None, size_by=None) -> str:
@@ -99,16 +124,16 @@ def win_summary(df: pd.DataFrame, x: str, y: str, metric: str = "test_mse", sett
     return "\n\n".join(lines)
 
 
-def _sizes(df: pd.DataFrame, datasets, size_by) -> np.ndarray | float:
-    """Marker areas: 22 points, or proportional to n/d (n = train + test rows), the largest dataset's 400 points
-    (a floor of 4 keeps the smallest visible)."""
+def _sizes(df: pd.DataFrame, datasets, size_by) -> pd.Series:
+    """Marker areas (points^2) per dataset: 22, or proportional to n/d (n = train + test rows), the largest
+    dataset's 250 (a floor of 4 keeps the smallest visible)."""
     if size_by is None:
-        return 22.0
+        return pd.Series(22.0, index=datasets)
     if size_by != "n_over_d":
         raise ValueError(f"plot.size_by must be null or n_over_d, got {size_by!r}")
     first = df.groupby("dataset")[["n_train", "n_test", "d"]].first()
     all_ratios = (first["n_train"] + first["n_test"]) / first["d"]
-    return np.maximum(4.0, 400.0 * all_ratios.reindex(datasets).to_numpy(float) / all_ratios.max())
+    return np.maximum(4.0, 250.0 * all_ratios.reindex(datasets) / all_ratios.max())
 
 
 @figure("scatter", summary=win_summary)
@@ -130,13 +155,18 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str = "", metric: str = "te
         p = pairs.xs(e, level="epsilon") if e in pairs.index.get_level_values("epsilon") else pairs.iloc[:0]
         ax.plot([lo, hi], [lo, hi], color="grey", lw=1, zorder=1)
         fine, bad = p[~p["failed"]], p[p["failed"]]
-        ax.scatter(fine[x], fine[y], s=_sizes(df, fine.index, size_by), alpha=0.75, color="tab:blue", zorder=3)
-        ax.scatter(bad[x], bad[y], **{**common.FAILED, **({"s": _sizes(df, bad.index, size_by)} if size_by else {})})
+        area = _sizes(df, p.index, size_by)
+        alpha = 0.5 if size_by else 0.75  # large markers overlap: see through them
+        ax.scatter(fine[x], fine[y], s=area[fine.index], alpha=alpha, color="tab:blue", zorder=3)
+        ax.scatter(bad[x], bad[y], **{**common.FAILED, **({"s": area[bad.index], "alpha": alpha} if size_by else {})})
+        where, radius = _fractions(p, x, y, lo, hi, log), np.sqrt(area) / 2
         gap = (np.log(p[y] / p[x]) if log else p[y] - p[x]).abs()
-        _name(ax, p.loc[gap.nlargest(N_NAMED).index], x, y, lo, hi, log)
+        boxes = _name(ax, where.loc[gap.nlargest(N_NAMED).index], radius)
+        boxes += [(fx - r * PT, fy - r * PT, fx + r * PT, fy + r * PT)
+                  for (fx, fy), r in zip(where.to_numpy(), radius[where.index], strict=True)]
         below, above = int((p[y] < p[x]).sum()), int((p[y] > p[x]).sum())
-        ax.text(0.04, 0.96, f"{xl} better: {above}/{len(p)}", transform=ax.transAxes, va="top", fontsize=8)
-        ax.text(0.96, 0.04, f"{yl} better: {below}/{len(p)}", transform=ax.transAxes, ha="right", fontsize=8)
+        _count(ax, f"{xl} better: {above}/{len(p)}", boxes, below=False)
+        _count(ax, f"{yl} better: {below}/{len(p)}", boxes, below=True)
         if log:
             ax.set_xscale("log")
             ax.set_yscale("log")
