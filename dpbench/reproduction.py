@@ -88,8 +88,24 @@ class Section:
         return self.name.endswith(SMOKE)
 
 
+def _grids_run(out: Path, judged: pd.DataFrame) -> str | None:
+    """Every grid ever run in a sweep directory, with its rows (the report judges the latest and the shipped
+    experiments' grids; the others are listed so that no run is hidden)."""
+    if not (out / results.PARTS).is_dir():
+        return None
+    every = results.load(out, expand_params=False)
+    if "config_hash" not in every or every["config_hash"].nunique() <= 1 and len(every) == len(judged):
+        return None
+    counts = every["config_hash"].fillna("?").value_counts()
+    return (f"{len(counts)} grid(s), {len(every)} rows in all ({len(judged)} judged: the latest grid's and the "
+            "shipped experiments'): " + ", ".join(f"{h[:12]} {n} rows" for h, n in counts.items()))
+
+
 def _facts(df: pd.DataFrame, out: Path) -> tuple[dict, dict]:
     facts: dict = {"rows": len(df)}
+    grids = _grids_run(out, df)
+    if grids:
+        facts["grids run here"] = grids
     if "seed" in df:
         facts["seeds"] = int(df["seed"].nunique())
     if "dataset" in df:

@@ -149,12 +149,21 @@ def finished_run_ids(sweep_dir: str | os.PathLike) -> set[str]:
 
 
 def load(path: str | os.PathLike, expand_params: bool = True, all_attempts: bool = False) -> pd.DataFrame:
-    """All rows of a sweep directory (or of a single part / parts directory) as one DataFrame.
+    """All rows of a sweep directory (or of a single part / parts directory, or of every sweep directory under a
+    results directory, e.g. `load("results")`: each row's `experiment` says which) as one DataFrame.
 
-    One row per run (its newest attempt) unless all_attempts.  With
+    One row per run (its newest attempt, per sweep directory) unless all_attempts.  With
     expand_params, each hyperparameter also gets a `param_<name>` column.
     """
     path = Path(path)
+    sweeps = [] if path.is_file() or (path / PARTS).is_dir() else sorted(p.parent for p in path.glob(f"*/{PARTS}"))
+    if sweeps:
+        frames = [load(s, expand_params=False, all_attempts=all_attempts) for s in sweeps
+                  if any((s / PARTS).glob("part-*.parquet"))]
+        if not frames:
+            raise FileNotFoundError(f"no result parts under {path}")
+        df = pd.concat(frames, ignore_index=True)
+        return _with_params(df) if expand_params else df
     if path.is_file():
         files = [path]
     else:
@@ -165,8 +174,13 @@ def load(path: str | os.PathLike, expand_params: bool = True, all_attempts: bool
         raise FileNotFoundError(f"no result parts under {path}")
     if not all_attempts:
         df = newest(df).reset_index(drop=True)
-    if expand_params and len(df):
-        params = pd.json_normalize([json.loads(p) for p in df["params"]]).add_prefix("param_")
-        params.index = df.index
-        df = pd.concat([df, params], axis=1)
-    return df
+    return _with_params(df) if expand_params else df
+
+
+def _with_params(df: pd.DataFrame) -> pd.DataFrame:
+    """Each hyperparameter of the rows' `params` JSON as a `param_<name>` column."""
+    if not len(df):
+        return df
+    params = pd.json_normalize([json.loads(p) for p in df["params"]]).add_prefix("param_")
+    params.index = df.index
+    return pd.concat([df, params], axis=1)

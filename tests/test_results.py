@@ -28,6 +28,20 @@ def test_a_part_is_written_whole_in_the_schema(tmp_path):
     assert df["epsilon"].isna().all() and df["fit_seconds"].isna().all()  # absent values are missing, not 0
 
 
+def test_load_every_sweep_of_a_results_directory(tmp_path):
+    """`load("results")`: every experiment at once, each run's newest row per sweep directory (the same run may
+    be in two experiments' directories: both rows stay, told apart by `experiment`)."""
+    results.write_part([row("a", experiment="fig1"), row("b", experiment="fig1")], tmp_path / "fig1", "1")
+    results.write_part([row("a", experiment="fig1", attempt=2)], tmp_path / "fig1", "2")
+    results.write_part([row("a", experiment="fig2", test_mse=0.75)], tmp_path / "fig2", "1")
+    (tmp_path / "analysis_only").mkdir()  # an analysis' folder without parts is not a sweep
+    df = results.load(tmp_path)
+    assert sorted(zip(df["experiment"], df["run_id"], df["attempt"])) == [("fig1", "a", 2), ("fig1", "b", 1),
+                                                                          ("fig2", "a", 1)]
+    assert (df["param_x_bound"] == 1.0).all()
+    assert len(results.load(tmp_path, all_attempts=True)) == 4
+
+
 def test_load_a_sweep_its_parts_or_one_part(tmp_path):
     results.write_part([row("a"), row("b")], tmp_path, "1")
     results.write_part([row("c", x=1)], tmp_path, "2")
