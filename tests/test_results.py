@@ -36,8 +36,8 @@ def test_load_every_sweep_of_a_results_directory(tmp_path):
     results.write_part([row("a", experiment="fig2", test_mse=0.75)], tmp_path / "fig2", "1")
     (tmp_path / "analysis_only").mkdir()  # an analysis' folder without parts is not a sweep
     df = results.load(tmp_path)
-    assert sorted(zip(df["experiment"], df["run_id"], df["attempt"])) == [("fig1", "a", 2), ("fig1", "b", 1),
-                                                                          ("fig2", "a", 1)]
+    rows = sorted(zip(df["experiment"], df["run_id"], df["attempt"], strict=True))
+    assert rows == [("fig1", "a", 2), ("fig1", "b", 1), ("fig2", "a", 1)]
     assert (df["param_x_bound"] == 1.0).all()
     assert len(results.load(tmp_path, all_attempts=True)) == 4
 
