@@ -254,6 +254,13 @@ def _complete(args: list[str]) -> int:
         return 0
     if words[1] not in HYDRA_COMMANDS:
         return 0
+    from dpbench.config import GROUPS, options
+
+    current = "" if line.endswith(" ") else words[-1]
+    group, _, prefix = current.lstrip("+").partition("=")
+    if group in GROUPS and "=" in current:  # nested options (experiment=smoke/fig1) too, which Hydra omits
+        print(" ".join(f"{current[: len(current) - len(prefix)]}{o}" for o in options(group) if o.startswith(prefix)))
+        return 0
     os.environ["COMP_LINE"] = line.replace(f" {words[1]}", "", 1)
     return _hydra(words[1], args)
 
