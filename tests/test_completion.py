@@ -9,7 +9,8 @@ from dpbench.__main__ import main
     ("dpbench sw", {"sweep"}, {"plot"}),
     ("dpbench sweep experiment=smoke/fig1", {"experiment=smoke/fig1", "experiment=smoke/fig12"},
      {"experiment=fig1"}),
-    ("dpbench sweep experiment=smo", {"experiment=smoke/paper001", "experiment=smoke/robust_label"}, {"experiment=fig1"}),
+    ("dpbench sweep experiment=smo", {"experiment=smoke/paper001", "experiment=smoke/robust_label"},
+     {"experiment=fig1"}),
     ("dpbench sweep runner=", {"runner=dask", "runner=local"}, set()),
     ("dpbench sweep +experiment=fig1_", {"+experiment=fig1_fixed", "+experiment=fig1_split"}, set()),
 ])
