@@ -37,8 +37,9 @@ ball (the algorithms' default clip bound 1); `branch_n` uses
 for d = 3 (no intercept unless the algorithm's params add one).  Whether a fit raises or returns NaN is a
 release too (DESIGN.md, "Failures are releases"): `empty` (n = 0 vs 1), `one_class` (the rare label removed
 entirely), `overflow` (a record at 1e200) and `selection_split` (the private selections' random parts empty
-or one-class) look for it; `ptr_passes` reaches TukeyEM's exponential mechanism behind its check.
-`power` is each algorithm's own design (`AlgorithmSpec.audit_power`) on which a
+or one-class) look for it; `ptr_passes` reaches TukeyEM's exponential mechanism behind its check;
+`orthogonal` and `quantile_tie` isolate one release (a clipped gradient; a noisy histogram's first quantile)
+for the power checks.  `power` is each algorithm's own design (`AlgorithmSpec.audit_power`) on which a
 copy with every noise scale x 0.1 is caught (`power_check`, a test for every private algorithm), so the
 audit is shown able to see a broken release of each.
 """
