@@ -33,14 +33,16 @@ def plot_audit(table: pd.DataFrame, out_path: str | Path, title: str = "empirica
     largest bound the number of runs can certify (perfect separation), so points far below it say "no
     evidence", not "tight".  The y axis is symlog so that bounds of 0 (no evidence) stay visible.
     """
-    from dpbench.plots.common import algorithm_colors
     from dpbench.privacy.audit import epsilon_lower_bound, mu_lower_bound
 
     gdp = table[table["mu"].notna()]
     panels = [("epsilon", "eps_lb", "$\\varepsilon$", table)] + ([("mu", "mu_lb", "$\\mu$", gdp)] if len(gdp) else [])
     fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 5.2), squeeze=False)
     designs = sorted(table["design"].unique())
-    colors = algorithm_colors(sorted(table["algorithm"].unique()))
+    # regressors and classifiers side by side: a colour per name (algorithm_colors gives a classifier its
+    # regressor's hue, and dp_xgboost TukeyEM's, which would read as one algorithm here)
+    cmap = plt.get_cmap("tab20")
+    colors = {a: cmap(i % cmap.N) for i, a in enumerate(sorted(table["algorithm"].unique()))}
     shapes = dict(zip(designs, MARKERS, strict=False))
     half = int(table["runs"].min()) // 2
     for ax, (x, y, sym, df) in zip(axes[0], panels, strict=False):
@@ -56,7 +58,8 @@ def plot_audit(table: pd.DataFrame, out_path: str | Path, title: str = "empirica
                else float(mu_lower_bound(0, half, half, half)))
         ax.axhline(cap, color="grey", ls=":", lw=1, label=f"most {half} + {half} runs can certify")
         slots = [b * width + a for b in range(len(budgets)) for a in range(len(algos))]
-        ax.set_xticks(slots, algos * len(budgets), rotation=30 if len(slots) > 4 else 0, fontsize=8)
+        ax.set_xticks(slots, algos * len(budgets), rotation=45 if len(slots) > 4 else 0, fontsize=8,
+                      ha="right" if len(slots) > 4 else "center", rotation_mode="anchor")
         ax.set_xlim(-0.7, slots[-1] + 0.7)
         top = ax.secondary_xaxis("top")
         top.set_xticks([b * width + (len(algos) - 1) / 2 for b in range(len(budgets))],
