@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
+import dpbench
 from dpbench import algorithms, analyses, config, data, results
 from dpbench.__main__ import main
 from dpbench.data import catalog
@@ -156,6 +157,15 @@ def check_readme_output(args: list[str], out: str, changed: set[Path]) -> None:
             full = "--full" in args
             assert n_eps == (3 if full else 1) and audits == pairs * n_eps > 0
             assert fits == 2 * (2000 if full else 500) * audits
+        elif args == ["algorithms"]:  # a line per registered algorithm: name, task, privacy
+            assert [line.split()[0] for line in out.splitlines() if line and not line.startswith("`")] == \
+                algorithms.available()
+        elif args[0] == "algorithms":  # one in full: every parameter with its default and constraint
+            spec = algorithms.get_spec(args[1])
+            assert out.startswith(f"{args[1]}: ") and all(f"    {k} = " in out for k in spec.estimator().get_params())
+            assert all(f"    {k}: " in out for k in spec.tuning_space)
+        elif args == ["--version"]:
+            assert out.strip() == f"dpbench {dpbench.__version__}"
         else:
             raise AssertionError(f"no check for the README command {args}: add one to check_readme_output")
 
@@ -282,8 +292,11 @@ def test_retried_runs_are_counted(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("DPBENCH_DATA_DIR", str(tmp_path / "no_mirror"))
     args = ["sweep", "datasets=[creditcard]", "algorithms=[logreg]", "seeds=[0]", "runner.progress=false",
             "runner.n_jobs=1"]
-    assert main(args) == 0 and "1 runs done (0 of them retried)" in capsys.readouterr().out  # missing_data
-    assert main(args) == 0 and "1 runs done (1 of them retried)" in capsys.readouterr().out
+    # missing data: the run is tried (and retried next time), and a grid where nothing could run is an error
+    assert main(args) == 2 and "1 runs done (0 of them retried)" in capsys.readouterr().out
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert "1 runs done (1 of them retried)" in out and "none of the 1 runs could run" in err
 
 
 def test_multirun_runs_a_sweep_per_value_and_hydra_writes_nothing_else(tmp_path, monkeypatch, capsys):

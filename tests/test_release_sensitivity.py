@@ -59,7 +59,8 @@ def excess(a, b) -> float:
         wa, wb = np.atleast_2d(a.value), np.atleast_2d(b.value)
         assert wa.shape == wb.shape, f"{a.name}: candidate sets differ ({wa.shape} vs {wb.shape})"
         assert np.array_equal(np.isfinite(wa), np.isfinite(wb)), f"{a.name}: the support of the weights changed"
-        change = np.where(np.isfinite(wa), wb - wa, 0.0)
+        with np.errstate(invalid="ignore"):  # -inf - -inf where a candidate has weight 0 on both
+            change = np.where(np.isfinite(wa), wb - wa, 0.0)
         changed_rows = int(np.any(change != 0, axis=1).sum())
         assert changed_rows <= 1, f"{a.name}: {changed_rows} disjoint parts changed by one record"
         spread = float(max(np.ptp(row[np.isfinite(wa[i])]) if np.isfinite(wa[i]).any() else 0.0

@@ -195,12 +195,12 @@ def test_corrupt_part_is_set_aside_and_its_runs_redone(tmp_path):
     parts = sorted(results.parts_dir(tmp_path).glob("part-*.parquet"))
     lost = len(pd.read_parquet(parts[0]))
     parts[0].write_bytes(b"PAR1 not really")
-    with pytest.warns(results.CorruptPartWarning, match="moved to .*corrupt"):
+    with pytest.warns(results.CorruptPartWarning, match="skipped"):  # a reader changes nothing on disk
         assert len(results.load(tmp_path)) == 10 - lost
-    assert (results.parts_dir(tmp_path) / "corrupt" / parts[0].name).exists()
+    assert parts[0].exists()
     lost += len(pd.read_parquet(parts[1]))
-    parts[1].write_bytes(b"")  # corrupt another one: the sweep itself sets it aside
-    with pytest.warns(results.CorruptPartWarning):
+    parts[1].write_bytes(b"")  # corrupt another one: the sweep sets both aside and redoes their runs
+    with pytest.warns(results.CorruptPartWarning, match="moved to .*corrupt"):
         out = run_sweep(small_experiment(), SEQUENTIAL, tmp_path)
     assert out["ran"] == lost and out["retried"] == 0
     assert len(results.load(tmp_path)) == 10 and len(list((results.parts_dir(tmp_path) / "corrupt").iterdir())) == 2

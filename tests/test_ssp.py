@@ -171,8 +171,11 @@ def test_bad_data(cls):
         cls().fit(X, bad_y)
     with pytest.raises(ValueError, match="different numbers of samples"):
         cls().fit(X, y[:5])
-    with pytest.raises(ValueError, match="empty"):
-        cls().fit(X[:0], y[:0])
+    if cls.private:  # n is not public: 0 rows is a dataset like any other (noise on empty statistics)
+        assert np.all(np.isfinite(cls(random_state=0).fit(X[:0], y[:0]).predict(X)))
+    else:
+        with pytest.raises(ValueError, match="empty"):
+            cls().fit(X[:0], y[:0])
 
 
 def test_boosted_bad_rounds_and_schedule(linear_data):

@@ -128,7 +128,8 @@ def group_statistics(values: np.ndarray, groups: np.ndarray, keep_quantile: floa
     # psi_j = the ceil(q m_j)-th smallest value of group j (numpy's 'inverted_cdf' quantile)
     psi = v[starts[present] + np.maximum(np.ceil(keep_quantile * m).astype(int), 1) - 1]
     kept = np.where(v <= np.repeat(psi, m), v, 0.0)
-    return np.add.reduceat(kept, starts[present]) / m
+    with np.errstate(over="ignore"):  # a sum that overflows is inf: the histogram's overflow bin
+        return np.add.reduceat(kept, starts[present]) / m
 
 
 def private_scale_estimate(
