@@ -16,8 +16,13 @@ def _silent_socket():
     return s, s.getsockname()[1]
 
 
+class _QuietHandler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):  # the Dask handshake is a bad request to it: not worth a line in the test log
+        pass
+
+
 def _http_server():
-    srv = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    srv = http.server.HTTPServer(("127.0.0.1", 0), _QuietHandler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv, srv.server_address[1]
 
