@@ -67,8 +67,8 @@ MUTANTS = [
            "exponential_mechanism(self.epsilon * self.votes_,", "exponential_mechanism(4 * self.epsilon * self.votes_,",
            (SENSITIVITY + "[private_selection]",)),
     Mutant("selection_candidates_on_all_rows", "algorithms/private_selection.py",  # fit and validation overlap
-           "models.append(_fitted_or_fallback(est, X[fit], y[fit], X[val],",
-           "models.append(_fitted_or_fallback(est, X, y, X[val],",
+           "models.append(_fitted_or_fallback(est, X[fit], y[fit],",
+           "models.append(_fitted_or_fallback(est, X, y,",
            (SENSITIVITY + "[private_selection]",)),
     Mutant("stability_threshold_without_delta", "privacy/histogram.py",  # 1 + 2 log(2)/eps: singletons released
            "SENSITIVITY * math.log(2.0 / delta) / epsilon", "SENSITIVITY * math.log(2.0) / epsilon",

@@ -20,8 +20,8 @@
 5. The chosen candidate, as fitted on the fit part, is the model.
 
 Failures are releases (DESIGN.md): a fit or validation part can be empty or one-class whenever the data are
-small, so a candidate that raises, or whose predictions (on the validation rows or on the public probe 0,
-e_1, ..., e_d) are not finite, is replaced by the fallback (the zero model: prediction 0, score 0) before the
+small, so a candidate that raises, or whose predictions on the public probe 0, e_1, ..., e_d are not finite,
+is replaced by the fallback (the zero model: prediction 0, score 0) before the
 vote; the selection goes on.  The fit accepts n = 0; the classifier's label set is its public `classes`,
 passed on to every candidate.
 
@@ -113,16 +113,17 @@ class ZeroModel:
         return np.zeros(len(X)) if self.classes_ is None else np.full(len(X), self.classes_[0])
 
 
-def _fitted_or_fallback(est, X_fit, y_fit, X_val, fallback):
-    """`est` fitted on the fit part, or `fallback` if the fit raises or predicts a non-finite value on the
-    validation rows or the public probe (whether a candidate fails depends on the data: never an exception)."""
+def _fitted_or_fallback(est, X_fit, y_fit, fallback):
+    """`est` fitted on the fit part, or `fallback` if the fit raises or the model is not finite at the public
+    probe 0, e_1, ..., e_d (whether a candidate fails depends on the fit part: never an exception).  Nothing of
+    the validation part enters this decision: one validation record must move the votes only (a prediction that
+    overflows on a validation row is that row's worst error, `votes`)."""
     probe = np.vstack([np.zeros((1, X_fit.shape[1])), np.eye(X_fit.shape[1])])
     try:
         with np.errstate(all="ignore"):
             est.fit(X_fit, y_fit)
-            scores = [est.decision_function(Z) if hasattr(est, "decision_function") else est.predict(Z)
-                      for Z in (X_val, probe) if len(Z)]  # (an empty validation part is not a failure)
-        if all(np.all(np.isfinite(np.asarray(v, dtype=float))) for v in scores):
+            scores = est.decision_function(probe) if hasattr(est, "decision_function") else est.predict(probe)
+        if np.all(np.isfinite(np.asarray(scores, dtype=float))):
             return est
     except Exception:  # noqa: BLE001 - any failure is replaced, by design (module docstring)
         pass
@@ -130,7 +131,9 @@ def _fitted_or_fallback(est, X_fit, y_fit, X_val, fallback):
 
 
 def votes(errors: np.ndarray) -> np.ndarray:
-    """errors (n_val x K) -> each candidate's votes: a record's one vote split among its smallest errors."""
+    """errors (n_val x K) -> each candidate's votes: a record's one vote split among its smallest errors (a NaN
+    error, from a prediction that overflowed, counts as the worst)."""
+    errors = np.where(np.isnan(errors), np.inf, errors)
     best = errors == errors.min(axis=1, keepdims=True)
     return (best / best.sum(axis=1, keepdims=True)).sum(axis=0)
 
@@ -188,13 +191,13 @@ class _PrivateSelection(DPEstimator):
             est = make(self.algorithm, **{**(self.base_params or {}), **self._candidate_params(), **params,
                                           **budget}, random_state=rng)
             with release_part("fit"):  # disjoint from the validation part (the per-release test checks it)
-                models.append(_fitted_or_fallback(est, X[fit], y[fit], X[val], ZeroModel(self._classes())))
+                models.append(_fitted_or_fallback(est, X[fit], y[fit], ZeroModel(self._classes())))
             if hasattr(est, "privacy_ledger_"):  # a candidate that failed still spent what it released
                 ledger.candidates.append(est.privacy_ledger_)
                 ledger.entries.extend(replace(e, name=tag(f"fit/c{i}", e.name))
                                       for e in est.privacy_ledger_.entries)
         self.failed_candidates_ = [i for i, m in enumerate(models) if isinstance(m, ZeroModel)]
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):
             errors = np.column_stack([self._errors(m, X[val], y[val]) for m in models]) if val.any() \
                 else np.zeros((0, k))
         self.votes_ = votes(errors) if len(errors) else np.zeros(k)
