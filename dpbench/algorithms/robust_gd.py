@@ -50,7 +50,7 @@ def c2_smallest(alpha: float = 0.1, k: float = K_GAUSSIAN, a: float = 0.5) -> fl
 C2_SMALLEST = c2_smallest()
 ROBUST_CONSTRAINTS = {**PRIVACY, **FIT_INTERCEPT, "n_rounds": COUNT, "learning_rate": POSITIVE, "c1": POSITIVE,
                       "alpha": [Interval(Real, 0, 1 / 3, closed="neither")], "failure_prob": FRACTION,
-                      "noise_calibration": [StrOptions(set(NOISE_CALIBRATIONS))], "count_share": FRACTION}
+                      "count_share": FRACTION}
 
 
 @algorithm("robgd", label="DP-ROBGD", audit_params={"n_rounds": 2, "trace": 1.0}, audit_rows=20_000,
@@ -166,7 +166,6 @@ class DPRobGDRegressor(DPLinearRegressor):
                               "norm_bound": [None, Interval(Real, 0, np.inf, closed="neither")],
                               "lambda_max": [None, Interval(Real, 0, np.inf, closed="neither")],
                               "best_iterate": ["boolean"]}
-    _parameter_constraints.pop("noise_calibration")  # S3 is calibrated in GDP (class docstring)
 
     def __init__(
         self,
@@ -368,7 +367,7 @@ class DPAMBSSGDRegressor(DPLinearRegressor):
     composes_in_gdp = False  # parallel composition over disjoint batches
 
     _parameter_constraints = {**ROBUST_CONSTRAINTS, "clip_scale": POSITIVE, "stat_fraction": FRACTION,
-                              "lr_schedule": SCHEDULE}
+                              "lr_schedule": SCHEDULE, "noise_calibration": [StrOptions(set(NOISE_CALIBRATIONS))]}
 
     def __init__(
         self,
