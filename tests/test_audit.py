@@ -151,8 +151,9 @@ CLASSIFIER_DESIGNS = ("rare_label", "one_class")
 
 
 @pytest.mark.parametrize("name", DESIGNS)
-def test_designs_are_deterministic_and_add_one_record(name):
-    spec = algorithms.get_spec({"selection_split": "private_selection", "ptr_passes": "tukey"}.get(
+def test_designs_are_deterministic_and_add_or_swap_one_record(name):
+    spec = algorithms.get_spec({"selection_split": "private_selection", "ptr_passes": "tukey",
+                                "tukey_models": "tukey"}.get(
         name, "boosted_adassp_clf" if name in CLASSIFIER_DESIGNS else "ssp"))
     a, b = DESIGNS[name](spec), DESIGNS[name](spec)
     if a is None:  # branch_n without an audit_branch_n
@@ -160,7 +161,10 @@ def test_designs_are_deterministic_and_add_one_record(name):
         return
     np.testing.assert_array_equal(a.X, b.X)
     X1, y1 = a.neighbour()
-    assert X1.shape[0] == a.X.shape[0] + 1 and len(y1) == len(a.y) + 1 and X1.shape[1] == len(a.x_added)
+    if a.swap_row is None:
+        assert X1.shape[0] == a.X.shape[0] + 1 and len(y1) == len(a.y) + 1 and X1.shape[1] == len(a.x_added)
+    else:  # a model-level stage: one row replaced
+        assert X1.shape == a.X.shape and (X1 != a.X).any(axis=1).sum() == 1
 
 
 def test_cli_help_runs_nothing(capsys, tmp_path):
@@ -209,20 +213,6 @@ def test_every_private_algorithm_passes_a_fast_audit():
     assert (table["failures"] == 0).all(), table[table["failures"] > 0][["algorithm", "design", "error"]].to_string()
 
 
-# algorithms no cheap power design catches, and why (the weakened copy is still audited: its companion must be ok)
-POWERLESS = {
-    "tukey": "TukeyEM's output spread is the random partition into m >= ~650 models (the PTR check fails below) and "
-             "the uniform point drawn in the chosen depth shell (sample_point_with_depth, rng.random: not a "
-             "dpbench mechanism, so not weakened); the weakening reaches only the PTR Laplace and the depth's "
-             "Gumbel, and one record moves one of the m models, i.e. the depth boxes by at most one order "
-             "statistic, far inside the partition's own spread (ptr_passes: eps_lb 0 with the noise x 0.1).  Nor "
-             "does the PTR check's pass/fail: the noiseless distance k must sit at the threshold 26.2 for nearly "
-             "every seed, yet on identical rows (m = 550, models equal up to the jitter) k has sd ~1 on D and D' "
-             "alike (the record moves a uniformly ranked model, mean shift ~0.02), and where atoms make the record "
-             "move k by exactly 1, k follows occupancy counts at rank >= 66 (sd >= 2.4; d = 1, m = 600: sd 6.5)",
-}
-
-
 @pytest.mark.parametrize("name", [n for n in algorithms.available() if algorithms.get_spec(n).private])
 def test_the_audit_catches_a_weakened_copy_of_every_private_algorithm(name):
     """Power: on the algorithm's `power` design, a copy with every noise scale x 0.1 (the ledger unchanged) is a
@@ -232,7 +222,23 @@ def test_the_audit_catches_a_weakened_copy_of_every_private_algorithm(name):
     runs = algorithms.get_spec(name).audit_power.get("runs", POWER_RUNS)
     plain = run_audit([name], epsilons=(1.0,), designs=["power"], runs=runs, n_jobs=1, chunk=runs).iloc[0]
     assert plain["verdict"] == "ok" and plain["failures"] == 0, plain.to_dict()
-    if name in POWERLESS:
-        pytest.xfail(POWERLESS[name])
     row = power_check(name)
     assert row["verdict"] == "violation", row
+
+
+@pytest.mark.parametrize("jitter_seed", range(5))
+def test_tukey_models_straddles_the_ptr_threshold(jitter_seed):
+    """The premise of TukeyEM's power design: Lemma 3.6's distance is 27 on D and 26 on D' (threshold 26.24 at
+    eps 1, delta 1e-6) whatever the public jitter, so only the check's Laplace noise decides between them."""
+    import math
+
+    from dpbench.algorithms.tukey import log_depth_volumes, ptr_distance, sorted_projections
+
+    design = DESIGNS["tukey_models"](algorithms.get_spec("tukey"))
+    m, eps, delta = design.params["n_models"], 1.0, 1e-6
+    ks = []
+    for X in (design.X, design.neighbour()[0]):
+        S = sorted_projections(X, 1e-10, np.random.default_rng(jitter_seed))
+        ks.append(ptr_distance(log_depth_volumes(S), math.ceil(m / 4), eps / 2, math.log(delta / 8) - eps / 2))
+    assert ks == [27, 26]
+    assert 26 < (math.log(1 / (2 * delta))) / (eps / 2) < 27

@@ -212,9 +212,9 @@ def sample_point_with_depth(S: np.ndarray, depth: int, rng: np.random.Generator)
 
 @algorithm("tukey", label="TukeyEM", tuning_space={"n_models": ROUNDS},
            audit_branch_n=2999,  # the old code returned the zero model below n = m d = 1000 x 3
-           # no design found on which the weakened copy is caught (tests/test_audit.py, POWERLESS): the output's
-           # spread is the random partition's and the uniform point's in the depth shell, not mechanism noise
-           audit_power={"design": "ptr_passes", "runs": 100},
+           # the weakened copy is caught at the model level (Privacy (a)): on records, the random partition's
+           # spread hides which of the m models one record moves (privacy/audit.py, tukey_models)
+           audit_power={"design": "tukey_models", "runs": 300},
            description="TukeyEM (Amin et al. 2023): PTR + exponential mechanism over approximate Tukey depth of m "
                        "OLS models")
 class TukeyEMRegressor(DPLinearRegressor):
@@ -318,7 +318,7 @@ class TukeyEMRegressor(DPLinearRegressor):
             self.fit_status_ = "too_few_models"
             return np.zeros(d)
 
-        S = sorted_projections(partition_ols(X, y, m, rng), self.perturbation, rng)
+        S = sorted_projections(self._models(X, y, m, rng), self.perturbation, rng)
         log_v = log_depth_volumes(S)
         self.ptr_distance_ = ptr_distance(log_v, t, eps_half, log_delta_unit - math.log(8) - eps_half)
         noisy = laplace_mechanism(float(self.ptr_distance_), 1.0, eps_half, rng, ledger,
@@ -333,3 +333,20 @@ class TukeyEMRegressor(DPLinearRegressor):
                                                 "depth-restricted Tukey point (exponential mechanism)",
                                                 restricted=True)
         return sample_point_with_depth(S, self.depth_, rng)
+
+    def _models(self, X, y, m, rng):
+        return partition_ols(X, y, m, rng)
+
+
+class TukeyEMModelStage(TukeyEMRegressor):
+    """TukeyEM's model-level mechanism (steps 2-4): the rows of X *are* the m = `n_models` models (y is unused).
+
+    Privacy (a) reduces TukeyEM's record-level guarantee to this mechanism's guarantee for model collections
+    that differ by one swapped model, for every draw of the partition.  The audit fits it on a crafted swap
+    pair (`tukey_models`) because on records the partition's own spread hides which model a record moves.
+    """
+
+    def _models(self, X, y, m, rng):
+        if X.shape[0] != m:
+            raise ValueError(f"TukeyEMModelStage needs one row per model: {X.shape[0]} rows, n_models = {m}")
+        return X

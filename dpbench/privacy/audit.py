@@ -37,7 +37,8 @@ ball (the algorithms' default clip bound 1); `branch_n` uses
 for d = 3 (no intercept unless the algorithm's params add one).  Whether a fit raises or returns NaN is a
 release too (DESIGN.md, "Failures are releases"): `empty` (n = 0 vs 1), `one_class` (the rare label removed
 entirely), `overflow` (a record at 1e200) and `selection_split` (the private selections' random parts empty
-or one-class) look for it; `ptr_passes` reaches TukeyEM's exponential mechanism behind its check;
+or one-class) look for it; `ptr_passes` reaches TukeyEM's exponential mechanism behind its check and
+`tukey_models` audits its model-level mechanism on a swap pair straddling the check's threshold;
 `orthogonal` and `quantile_tie` isolate one release (a clipped gradient; a noisy histogram's first quantile)
 for the power checks.  `power` is each algorithm's own design (`AlgorithmSpec.audit_power`) on which a
 copy with every noise scale x 0.1 is caught (`power_check`, a test for every private algorithm), so the
@@ -50,6 +51,7 @@ import time
 import warnings
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import joblib
@@ -184,16 +186,23 @@ def audit_outputs(s0: np.ndarray, s1: np.ndarray, delta: float, gdp: bool, alpha
 
 @dataclass(frozen=True)
 class Design:
-    """D = (X, y); D' = D plus the record (x_added, y_added); the canary is x_added. params: what the design needs."""
+    """D = (X, y); D' = D plus the record (x_added, y_added), or with row `swap_row` replaced by it; the canary
+    is x_added.  params: what the design needs; estimator: a factory fitted instead of the algorithm (a stage)."""
 
     X: np.ndarray
     y: np.ndarray
     x_added: np.ndarray
     y_added: float
     params: dict = field(default_factory=dict)
+    swap_row: int | None = None
+    estimator: Callable | None = None
 
     def neighbour(self) -> tuple[np.ndarray, np.ndarray]:
-        return np.vstack([self.X, self.x_added[None]]), np.append(self.y, self.y_added)
+        if self.swap_row is None:
+            return np.vstack([self.X, self.x_added[None]]), np.append(self.y, self.y_added)
+        X, y = self.X.copy(), self.y.copy()
+        X[self.swap_row], y[self.swap_row] = self.x_added, self.y_added
+        return X, y
 
 
 _W = np.array([0.5, -0.3, 0.2])
@@ -332,6 +341,28 @@ def ptr_passes(spec) -> Design | None:
     return Design(X[:-1], y[:-1], np.ones(N_FEATURES) / np.sqrt(N_FEATURES), 10.0, {"n_models": 800})
 
 
+TUKEY_STAGE_MODELS = 444  # Lemma 3.6's distance k: 27 on D, 26 on D' (eps 1, delta 1e-6: threshold 26.24)
+
+
+def tukey_models(spec) -> Design | None:
+    """TukeyEM's model-level mechanism (`TukeyEMModelStage`; its Privacy (a) reduces the record-level guarantee
+    to it): D = 444 one-dimensional models evenly spaced in [1, 2] with the middle one moved to 2, D' = the
+    evenly spaced models (the middle one swapped back).  The distance k is 27 on D and 26 on D' whatever the
+    jitter, straddling the check's threshold 26.24 at eps 1, delta 1e-6, so the check passes w.p. 0.66 vs 0.44
+    (Laplace 2/eps) -- or 0.99 vs 0.15 with the noise x 0.1.  A failed check outputs 0, a passed one ~1.5 at
+    the canary.  (On records, the random partition's spread hides which model one record moves.)"""
+    if spec.name != "tukey":
+        return None
+    from dpbench.algorithms.tukey import TukeyEMModelStage
+
+    m = TUKEY_STAGE_MODELS
+    models = np.linspace(1.0, 2.0, m)[:, None]
+    D = models.copy()
+    D[m // 2] = 2.0
+    return Design(D, np.zeros(m), models[m // 2], 0.0, {"n_models": m}, swap_row=m // 2,
+                  estimator=TukeyEMModelStage)
+
+
 def orthogonal(spec) -> Design:
     """D = `_rows` copies of e2 (label 1; classifiers alternate the classes); the added record at e1 with label 100
     (class 1).  D's records have no component along the canary's e1, so the canary's output is the added record's
@@ -366,9 +397,10 @@ def power(spec) -> Design:
 
 
 DESIGNS = {f.__name__: f for f in (clip_pull, label_outlier, tiny_n, branch_n, rare_category, rare_label, empty,
-                                   one_class, overflow, selection_split, ptr_passes, orthogonal, quantile_tie, power)}
+                                   one_class, overflow, selection_split, ptr_passes, tukey_models, orthogonal,
+                                   quantile_tie, power)}
 CHEAP_DESIGNS = ("clip_pull", "tiny_n", "rare_category", "rare_label", "empty", "one_class", "overflow",
-                 "selection_split", "ptr_passes", "power")
+                 "selection_split", "ptr_passes", "tukey_models", "power")
 
 
 # --------------------------------------------------------------------------- fitting
@@ -404,8 +436,8 @@ def _jobs(name, spec, design_name, design, epsilon, delta, runs, seed, chunk, pa
     """The chunked fit tasks of one (algorithm, design, epsilon): (side, delayed call) pairs."""
     from dpbench import algorithms
 
-    template = algorithms.make(name, **{**spec.audit_params, **params.get(name, {}), **design.params,
-                                        "epsilon": epsilon, "delta": delta})
+    settings = {**spec.audit_params, **params.get(name, {}), **design.params, "epsilon": epsilon, "delta": delta}
+    template = design.estimator(**settings) if design.estimator else algorithms.make(name, **settings)
     method = "decision_function" if spec.task == "classification" else "predict"
     for side, (X, y) in enumerate([(design.X, design.y), design.neighbour()]):
         seeds = _seeds(seed, f"{name}/{design_name}/{epsilon!r}/{side}", runs)
