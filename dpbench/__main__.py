@@ -66,7 +66,7 @@ def _missing_data(exp: dict, out: Path) -> tuple[int, int]:
 
 def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
     from dpbench.config import experiment
-    from dpbench.runner.execute import run_sweep
+    from dpbench.runner.sweep import run_sweep
 
     exp, out = experiment(cfg), _sweep_dir(cfg)
     if dry_run:
