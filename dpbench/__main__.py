@@ -100,7 +100,7 @@ def _save_grid(exp: dict, out: Path) -> None:
         (out / f"config-{stable_hash(exp)}.json").write_text(text)
 
 
-def _dry_run(exp: dict, out: Path, data_dir: str | None = None, n_jobs: int = 1) -> int:
+def _dry_run(exp: dict, out: Path, data_dir: str | None, n_jobs: int) -> int:
     """What a sweep would do, reading only finished results (nothing is written): runs, fits, tuning studies,
     and a rough time from a calibration fit of each algorithm on the grid's smallest available dataset."""
     from dpbench import algorithms, results, tuning

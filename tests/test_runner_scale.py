@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+from dataclasses import asdict
 
 import pandas as pd
 import pytest
@@ -14,6 +15,7 @@ from test_runner import ROOT, SEQUENTIAL, _cli, small_experiment
 from threadpoolctl import threadpool_info
 
 from dpbench import results
+from dpbench.config import RunnerConfig, compose, to_container
 from dpbench.runner import lock, sweep, workers
 from dpbench.runner.grid import chunk_units, expand, group_units
 from dpbench.runner.sweep import run_sweep
@@ -128,6 +130,15 @@ def test_chunks_load_once_per_unit_and_progress_per_chunk(tmp_path, monkeypatch)
     assert sum(len(c.attempts) for c in chunks) == 1
     with pytest.raises(ValueError, match="chunk_runs"):
         run_sweep(small_experiment(), {**SEQUENTIAL, "chunk_runs": 0}, tmp_path)
+
+
+def test_runner_settings_are_declared_once_in_the_config_schema():
+    """Keys a run_sweep caller leaves out, and the packaged runner=local, take RunnerConfig's defaults; a misspelt
+    key is an error, not a silent default."""
+    assert sweep.settings({"backend": "sequential"}) == RunnerConfig(backend="sequential")
+    assert to_container(compose(["runner=local"]))["runner"] == asdict(RunnerConfig())
+    with pytest.raises(ValueError, match=r"unknown runner key\(s\) \['n_job'\]"):
+        sweep.settings({"n_job": 1})
 
 
 def test_blas_is_pinned_inside_each_task(tmp_path, monkeypatch):

@@ -4,7 +4,6 @@ dask backend (runner.backend=dask, runner.address=...)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
 
 import joblib
 
@@ -12,34 +11,32 @@ BACKENDS = ("loky", "multiprocessing", "threading", "sequential", "dask")  # job
 
 
 @contextlib.contextmanager
-def parallel(runner: Mapping):
-    """joblib's parallel config for the sweep's runner settings."""
-    name = runner.get("backend", "loky")
-    if name not in BACKENDS:
-        raise ValueError(f"runner.backend must be one of {', '.join(BACKENDS)}; got {name!r}")
-    if name == "dask":
+def parallel(runner):
+    """joblib's parallel config for the resolved runner settings (dpbench.config.RunnerConfig)."""
+    if runner.backend not in BACKENDS:
+        raise ValueError(f"runner.backend must be one of {', '.join(BACKENDS)}; got {runner.backend!r}")
+    if runner.backend == "dask":
         with dask_client(runner), joblib.parallel_config(backend="dask"):
             yield
     else:
-        with joblib.parallel_config(backend=name, n_jobs=int(runner.get("n_jobs", 1))):
+        with joblib.parallel_config(backend=runner.backend, n_jobs=int(runner.n_jobs)):
             yield
 
 
 @contextlib.contextmanager
-def dask_client(runner: Mapping):
+def dask_client(runner):
     """A client of the scheduler at runner.address (a one-line ValueError if it does not answer within
     runner.connect_timeout seconds), or of a local cluster of n_jobs single-threaded worker processes."""
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError as exc:
         raise ValueError("runner.backend=dask needs dask[distributed]: pip install 'dpbench[dask]'") from exc
-    address = runner.get("address")
-    if not address:
-        with LocalCluster(n_workers=int(runner.get("n_jobs", 2)), threads_per_worker=1) as cluster:
+    if not runner.address:
+        with LocalCluster(n_workers=int(runner.n_jobs), threads_per_worker=1) as cluster:
             with Client(cluster) as client:
                 yield client
         return
-    with _connect(Client, address, float(runner.get("connect_timeout", 5))) as client:
+    with _connect(Client, runner.address, float(runner.connect_timeout)) as client:
         yield client
 
 

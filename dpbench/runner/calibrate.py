@@ -97,7 +97,7 @@ def _calibrate(runs: list[RunSpec], data_dir) -> tuple[dict, int] | None:
     return costs, data.d
 
 
-def estimate(runs: list[RunSpec], studies, data_dir, n_jobs: int = 1) -> str:
+def estimate(runs: list[RunSpec], studies, data_dir, n_jobs: int) -> str:
     cal = _calibrate(list(runs), data_dir)
     if cal is None:
         return "time estimate: no dataset of the grid loads here"

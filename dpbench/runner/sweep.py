@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import joblib
 from tqdm.auto import tqdm
 
 from dpbench import results
+from dpbench.config import RunnerConfig
 from dpbench.runner import backends, lock, workers
 from dpbench.runner.grid import RunSpec, Unit, chunk_units, expand, group_units, stable_hash
 from dpbench.runner.provenance import Provenance, git_state
@@ -50,8 +51,19 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool) -> list[Unit]:
     return [replace(c, runs=[tuned(r) for r in c.runs]) for c in chunks]
 
 
-def _positive_int(runner: Mapping, key: str, default: int, allow_null: bool = False) -> int | None:
-    value = runner.get(key, default)
+def settings(runner: Mapping | RunnerConfig) -> RunnerConfig:
+    """The runner settings; keys `runner` leaves out take RunnerConfig's defaults, their one declaration."""
+    if isinstance(runner, RunnerConfig):
+        return runner
+    valid = [f.name for f in fields(RunnerConfig)]
+    unknown = sorted(set(runner) - set(valid))
+    if unknown:
+        raise ValueError(f"unknown runner key(s) {unknown}; valid: {', '.join(valid)}")
+    return RunnerConfig(**runner)
+
+
+def _positive_int(runner: RunnerConfig, key: str, allow_null: bool = False) -> int | None:
+    value = getattr(runner, key)
     if value is None and allow_null:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -68,16 +80,17 @@ def _open(sweep_dir: Path) -> lock.Owner:
         raise ValueError(f"cannot write results to {sweep_dir}: {exc.strerror or exc}") from None
 
 
-def run_sweep(exp: Mapping, runner: Mapping, sweep_dir: str | Path, data_dir: str | None = None) -> dict:
+def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Path, data_dir: str | None = None) -> dict:
     """Run every not-yet-finished run of an experiment; returns counts.  Safe to interrupt and re-run.
 
     Runs whose newest row is a harness failure (error, missing_data, data_error) are redone
-    ("retried"); every other row is a result and stays.
+    ("retried"); every other row is a result and stays.  `runner`: the runner settings (see `settings`).
     """
+    runner = settings(runner)
     sweep_dir = Path(sweep_dir).resolve()  # workers may have another working directory
-    part_size = _positive_int(runner, "part_size", 32)
-    chunk_runs = _positive_int(runner, "chunk_runs", 32)
-    blas_threads = _positive_int(runner, "blas_threads", 1, allow_null=True)  # null: leave BLAS alone
+    part_size = _positive_int(runner, "part_size")
+    chunk_runs = _positive_int(runner, "chunk_runs")
+    blas_threads = _positive_int(runner, "blas_threads", allow_null=True)  # null: leave BLAS alone
     runs = expand(exp)
     prov = Provenance(exp.get("name", "sweep"), stable_hash(exp), git_state(), data_dir)
     owner = _open(sweep_dir)
@@ -93,7 +106,7 @@ def run_sweep(exp: Mapping, runner: Mapping, sweep_dir: str | Path, data_dir: st
         chunks = chunk_units(units, chunk_runs)
         (sweep_dir / "config.json").write_text(json.dumps(exp, indent=2, default=str))
         ctx = TaskContext(str(sweep_dir), prov, part_size, blas_threads, owner)
-        progress = bool(runner.get("progress", True))
+        progress = bool(runner.progress)
         with backends.parallel(runner):
             chunks = _tune(chunks, ctx, progress)
             with tqdm(total=len(todo), desc=prov.experiment, unit="run", disable=not progress) as bar:
