@@ -261,7 +261,7 @@ def validate(cfg) -> dict:
     """The config as a plain dict, checked so that the run cannot fail on the config (ConfigError otherwise)."""
     from dpbench import tuning
     from dpbench.data import check_spec, expand_dataset_specs
-    from dpbench.runner.execute import BACKENDS
+    from dpbench.runner.backends import BACKENDS
     from dpbench.runner.grid import expand
 
     cfg = to_container(cfg) if not isinstance(cfg, dict) else cfg

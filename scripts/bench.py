@@ -119,7 +119,7 @@ def unreachable_scheduler(connect_timeout: float = 2.0) -> float:
     """Seconds until run_sweep gives up on a scheduler address nobody listens on."""
     import socket
 
-    from dpbench.runner.execute import run_sweep
+    from dpbench.runner.sweep import run_sweep
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

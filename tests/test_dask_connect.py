@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from dpbench.runner.execute import _dask_client
+from dpbench.config import RunnerConfig
+from dpbench.runner.backends import dask_client
 
 
 def _silent_socket():
@@ -30,9 +31,9 @@ def _http_server():
 @pytest.mark.parametrize("peer", [_silent_socket, _http_server], ids=["silent socket", "http server"])
 def test_a_peer_that_is_not_a_scheduler_is_a_one_line_error(peer):
     handle, port = peer()
-    runner = {"backend": "dask", "address": f"tcp://127.0.0.1:{port}", "connect_timeout": 1}
+    runner = RunnerConfig(backend="dask", address=f"tcp://127.0.0.1:{port}", connect_timeout=1)
     with pytest.raises(ValueError, match=r"runner.address='tcp://127.0.0.1:\d+'") as err:
-        with _dask_client(runner):
+        with dask_client(runner):
             pass
     assert "\n" not in str(err.value)
     # not shutdown(): it would wait on the stalled request

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from dpbench.__main__ import main as dpbench_main
+from dpbench.cli.data import main
 from dpbench.data import available, catalog, get_spec, groups, mirror, openml_source
-from dpbench.data.cli import main
 
 MIRROR = catalog.resolve_data_dir()
 HAVE_MIRROR = MIRROR is not None and MIRROR.is_dir()

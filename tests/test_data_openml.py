@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 import requests
 
+from dpbench.cli.data import main
 from dpbench.data import catalog, mirror, openml_source
 from dpbench.data.base import MissingDataError
-from dpbench.data.cli import main
 
 TASK, DID = 361075, 990001
 NAME = f"openml_{TASK}"

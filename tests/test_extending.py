@@ -12,8 +12,8 @@ from dpbench.algorithms import registry
 from dpbench.algorithms.base import PRIVACY, DPLinearRegressor
 from dpbench.data import dataset, load_dataset, unregister
 from dpbench.report import render
-from dpbench.runner.execute import run_sweep
 from dpbench.runner.grid import expand
+from dpbench.runner.sweep import run_sweep
 
 
 @pytest.fixture
@@ -104,7 +104,7 @@ def test_a_metric_is_one_declaration(tmp_path):
     """A metric registered with @metric gets train_/test_ columns in every run's row, a label and a direction."""
     from dpbench import metrics
     from dpbench.plots.common import lower_is_better, metric_label
-    from dpbench.runner.execute import run_sweep
+    from dpbench.runner.sweep import run_sweep
 
     @metrics.metric("mae", "regression", label="MAE", lower_is_better=True, scale_free=False)
     def mae(y, pred, s):

@@ -9,7 +9,7 @@ import pytest
 
 from dpbench import algorithms, results
 from dpbench.algorithms.private_selection import votes
-from dpbench.runner.execute import run_sweep
+from dpbench.runner.sweep import run_sweep
 
 
 def _data(n=4000, seed=0):

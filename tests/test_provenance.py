@@ -2,7 +2,7 @@
 
 import subprocess
 
-from dpbench.runner.execute import GitState, git_state
+from dpbench.runner.provenance import GitState, git_state
 
 
 def _git(repo, *args):

@@ -200,16 +200,16 @@ def test_full_configs_are_the_paper_grid():
 
 def test_each_trial_is_generated_once_per_unit(tmp_path, monkeypatch):
     """Large n: the runner draws each (n, p, trial) once and fits all of its runs on it (no per-run copies)."""
-    from dpbench.runner import execute
+    from dpbench.runner import workers
 
     loads = []
-    real = execute.load_dataset
+    real = workers.load_dataset
 
     def counting(spec, **kw):
         loads.append((json.dumps(spec, sort_keys=True), kw["split_seed"]))
         return real(spec, **kw)
 
-    monkeypatch.setattr(execute, "load_dataset", counting)
+    monkeypatch.setattr(workers, "load_dataset", counting)
     monkeypatch.chdir(tmp_path)
     assert main(["sweep", "experiment=smoke/robust_model", "runner.n_jobs=1", "runner.progress=false",
                  "seeds=[0]", "epsilons=[1.0]"]) == 0

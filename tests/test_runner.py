@@ -16,8 +16,8 @@ import pytest
 
 from dpbench import results
 from dpbench.runner import lock
-from dpbench.runner.execute import run_sweep
 from dpbench.runner.grid import expand, group_units
+from dpbench.runner.sweep import run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNTH = {"name": "synthetic", "outlier": "label", "fraction": 0.05, "n_train": 2000, "n_test": 500, "d": 4}
@@ -159,10 +159,10 @@ KILL_HOOK = """
 import json, os, signal
 from pathlib import Path
 from dpbench import results
-from dpbench.runner import execute, lock
+from dpbench.runner import lock, workers
 
 LOG, KILL_AT = Path(os.environ["KILL_HOOK_LOG"]), int(os.environ["KILL_HOOK_AT"])
-real_write, real_chunk, mine = results.write_part, execute._run_chunk, []
+real_write, real_chunk, mine = results.write_part, workers._run_chunk, []
 
 def log(line):
     with open(LOG, "a") as fh:
@@ -195,7 +195,7 @@ def write_part(rows, sweep_dir, stem):
         log("kill")
     return path
 
-results.write_part, execute._run_chunk = write_part, run_chunk
+results.write_part, workers._run_chunk = write_part, run_chunk
 """
 
 

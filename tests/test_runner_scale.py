@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+from dataclasses import asdict
 
 import pandas as pd
 import pytest
@@ -14,9 +15,10 @@ from test_runner import ROOT, SEQUENTIAL, _cli, small_experiment
 from threadpoolctl import threadpool_info
 
 from dpbench import results
-from dpbench.runner import execute, lock
-from dpbench.runner.execute import run_sweep
+from dpbench.config import RunnerConfig, compose, to_container
+from dpbench.runner import lock, sweep, workers
 from dpbench.runner.grid import chunk_units, expand, group_units
+from dpbench.runner.sweep import run_sweep
 
 SEQ_COLS = ["status", "attempt", "test_mse", "random_state"]
 SAME = ["run_id", "status", "seed", "random_state", "attempt", "test_mse", "train_mse", "test_r2", "spent_epsilon"]
@@ -30,7 +32,7 @@ def _rows(path) -> pd.DataFrame:
 DASK_SWEEP = """
 import json, os, sys
 import distributed
-from dpbench.runner.execute import run_sweep
+from dpbench.runner.sweep import run_sweep
 
 exp, out_dir = json.loads(sys.argv[1]), sys.argv[2]
 with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
@@ -101,8 +103,8 @@ def test_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
 
 def test_chunks_load_once_per_unit_and_progress_per_chunk(tmp_path, monkeypatch):
     loads, updates = [], []
-    real_load = execute.load_dataset
-    monkeypatch.setattr(execute, "load_dataset", lambda *a, **k: loads.append(a) or real_load(*a, **k))
+    real_load = workers.load_dataset
+    monkeypatch.setattr(workers, "load_dataset", lambda *a, **k: loads.append(a) or real_load(*a, **k))
 
     class Bar:
         def __init__(self, total, **kw):
@@ -117,7 +119,7 @@ def test_chunks_load_once_per_unit_and_progress_per_chunk(tmp_path, monkeypatch)
         def update(self, n):
             updates.append(n)
 
-    monkeypatch.setattr(execute, "tqdm", Bar)
+    monkeypatch.setattr(sweep, "tqdm", Bar)
     out = run_sweep(small_experiment(), {**SEQUENTIAL, "chunk_runs": 2}, tmp_path)
     assert out["chunks"] == 6 and len(loads) == 2  # consecutive chunks of a unit reuse its data
     assert sorted(updates) == [1, 1, 2, 2, 2, 2]  # per chunk, not per unit
@@ -130,17 +132,26 @@ def test_chunks_load_once_per_unit_and_progress_per_chunk(tmp_path, monkeypatch)
         run_sweep(small_experiment(), {**SEQUENTIAL, "chunk_runs": 0}, tmp_path)
 
 
+def test_runner_settings_are_declared_once_in_the_config_schema():
+    """Keys a run_sweep caller leaves out, and the packaged runner=local, take RunnerConfig's defaults; a misspelt
+    key is an error, not a silent default."""
+    assert sweep.settings({"backend": "sequential"}) == RunnerConfig(backend="sequential")
+    assert to_container(compose(["runner=local"]))["runner"] == asdict(RunnerConfig())
+    with pytest.raises(ValueError, match=r"unknown runner key\(s\) \['n_job'\]"):
+        sweep.settings({"n_job": 1})
+
+
 def test_blas_is_pinned_inside_each_task(tmp_path, monkeypatch):
     if not [p for p in threadpool_info() if p["user_api"] == "blas"]:
         pytest.skip("no BLAS library loaded")
     seen = []
-    real_fit = execute.fit_runs
+    real_fit = workers.fit_runs
 
     def fit(runs, data, shared):
         seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
         return real_fit(runs, data, shared)
 
-    monkeypatch.setattr(execute, "fit_runs", fit)
+    monkeypatch.setattr(workers, "fit_runs", fit)
     before = [p["num_threads"] for p in threadpool_info()]
     run_sweep(small_experiment(seeds=[0]), SEQUENTIAL, tmp_path)
     assert seen and set(seen) == {1}
@@ -152,7 +163,7 @@ def test_blas_is_pinned_inside_each_task(tmp_path, monkeypatch):
 def test_rerun_retries_harness_failures_and_keeps_results(tmp_path, monkeypatch):
     runs = expand(small_experiment())
     crash, outcome = {runs[0].run_id, runs[7].run_id}, {runs[3].run_id}
-    real_fit = execute.fit_runs
+    real_fit = workers.fit_runs
 
     def flaky(runs, data, shared):
         rows = real_fit(runs, data, shared)
@@ -163,10 +174,10 @@ def test_rerun_retries_harness_failures_and_keeps_results(tmp_path, monkeypatch)
                 row.update(status="ptr_failed")
         return rows
 
-    monkeypatch.setattr(execute, "fit_runs", flaky)
+    monkeypatch.setattr(workers, "fit_runs", flaky)
     run_sweep(small_experiment(), SEQUENTIAL, tmp_path)
     first = results.load(tmp_path).set_index("run_id")
-    monkeypatch.setattr(execute, "fit_runs", real_fit)
+    monkeypatch.setattr(workers, "fit_runs", real_fit)
     out = run_sweep(small_experiment(), SEQUENTIAL, tmp_path)
     assert out == {"runs": 10, "skipped": 8, "ran": 2, "retried": 2, "units": 2, "chunks": 2}
     df = results.load(tmp_path).set_index("run_id")

@@ -9,8 +9,8 @@ import pytest
 
 from dpbench import algorithms, results, tuning
 from dpbench.data import load_dataset
-from dpbench.runner.execute import run_sweep
 from dpbench.runner.grid import expand
+from dpbench.runner.sweep import run_sweep
 from dpbench.tuning.study import _finished, run_study, study_key, validation_split
 
 DATA = {"name": "synthetic", "outlier": "none", "n_train": 1500, "n_test": 300, "d": 4}

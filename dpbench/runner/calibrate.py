@@ -18,6 +18,7 @@ import numpy as np
 
 from dpbench import algorithms, tuning
 from dpbench.data import MissingDataError, get_spec, load_dataset
+from dpbench.runner.fitting import make_estimator
 from dpbench.runner.grid import RunSpec, canonical_json
 
 CALIBRATION_ROWS = (250, 1000)  # rows of the smallest dataset the two calibration fits of a setting see
@@ -44,7 +45,6 @@ def setting(run: RunSpec) -> tuple[str, str]:
 
 def _fixed_and_per_row(run: RunSpec, data, order) -> tuple[float, float]:
     """(a, b) from fits on the first CALIBRATION_ROWS rows of `order`: seconds = a + b x rows."""
-    from dpbench.runner.execute import make_estimator
 
     seconds = []
     for rows in CALIBRATION_ROWS:
@@ -97,7 +97,7 @@ def _calibrate(runs: list[RunSpec], data_dir) -> tuple[dict, int] | None:
     return costs, data.d
 
 
-def estimate(runs: list[RunSpec], studies, data_dir, n_jobs: int = 1) -> str:
+def estimate(runs: list[RunSpec], studies, data_dir, n_jobs: int) -> str:
     cal = _calibrate(list(runs), data_dir)
     if cal is None:
         return "time estimate: no dataset of the grid loads here"

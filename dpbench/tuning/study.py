@@ -30,7 +30,9 @@ import numpy as np
 
 from dpbench import algorithms, metrics, tuning
 from dpbench.algorithms.shared import SharedData
+from dpbench.runner.fitting import batch_groups, fit_group, make_estimator
 from dpbench.runner.grid import RunSpec, stable_hash
+from dpbench.runner.metrics import evaluate_many
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,6 @@ def _finished(study) -> list:
 
 def _score_trials(run: RunSpec, data, param_sets: list[dict], seeds: int, column: str) -> list[float]:
     """Mean validation score of each parameter set over `seeds` fits (NaN if any fit raises)."""
-    from dpbench.runner.execute import batch_groups, fit_group, make_estimator
-    from dpbench.runner.metrics import evaluate_many
-
     shared = (SharedData(data.X_train, data.y_train), SharedData(data.X_test))
     runs = [dataclasses.replace(run, params={**run.params, **p}, seed=s, tuning_mode="trial", tuning={}, tuned=None)
             for p in param_sets for s in range(seeds)]

@@ -1,0 +1,92 @@
+"""`python -m dpbench <command>` (and the `dpbench` console script): dispatch to the command's module.
+
+A command's module is imported only when it runs, so that `--help` stays fast: the experiment commands run
+through Hydra (cli.hydra) with their bodies in cli.sweep; every other command is `dpbench.cli.<command>.main`.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+
+from dpbench.cli import sweep
+
+USAGE = """python -m dpbench <command> [args]   (`python -m dpbench <command> --help` for a command's options)
+
+commands:
+  sweep   [key=value ...]     run an experiment grid, e.g. `sweep experiment=quickstart runner.n_jobs=2`
+                              (no experiment given: the offline quickstart); writes parquet + a figure;
+                              `--dry-run` prints the number of runs and fits, `--multirun` runs several grids
+  plot    [key=value ...]     re-draw an experiment's figure from its parquet results
+  report  [key=value ...]     print a summary table (mean +/- std over seeds) of an experiment's results;
+                              `report` alone (or with results_dir=DIR only) writes the reproduction report
+                              results/report.html + report.md: every figure's claims, verdicts and runs
+  data    list|verify|import  the real datasets: what is available, check the mirror, build a mirror
+  analysis NAME [--smoke]     an analysis that is not a sweep grid (a theory figure, a table, a timing);
+                              `analysis` alone lists them
+  audit   [--full] [...]      empirical privacy audit: fit each private algorithm many times on D and on D
+                              plus one crafted record, lower-bound epsilon (see `audit --help`);
+                              `audit --ledger`: check that each ledger composes to the requested budget
+  algorithms [NAME]           the registered algorithms: task, privacy, parameters (defaults, constraints),
+                              tuning ranges, what each implements
+  --version                   dpbench's version
+"""
+HYDRA_COMMANDS = tuple(sweep.TASKS)  # composed by Hydra from dpbench/conf (and ./conf)
+COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "algorithms", "--version")
+
+
+def _terminated(signum, frame):
+    """SIGTERM (a job scheduler, `kill`) ends a command like Ctrl-C: workers stopped, finished runs kept."""
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Exit codes: 0 done, 1 an audit violation, 2 a usage or config error (one line on stderr), 130 interrupted
+    (Ctrl-C or SIGTERM)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    if argv[0] in ("-sc", "--shell-completion"):
+        from dpbench.cli.completion import complete
+
+        return complete(argv, COMMANDS)
+    command, rest = argv[0], argv[1:]
+    if command not in COMMANDS:
+        print(f"dpbench: error: unknown command {command!r}; commands: {', '.join(COMMANDS)}", file=sys.stderr)
+        return 2
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    from dpbench.config import one_line
+    from dpbench.data import MissingDataError
+
+    try:
+        return _run(command, rest)
+    except SystemExit as done:  # e.g. `data --help`: argparse exits after printing
+        return done.code if isinstance(done.code, int) else 0
+    except (ValueError, FileNotFoundError, MissingDataError) as exc:
+        print(f"dpbench {command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    except (HydraException, OmegaConfBaseException) as exc:
+        print(f"dpbench {command}: error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; finished runs are saved, re-run the same command to resume", file=sys.stderr)
+        return 130
+
+
+def _run(command: str, rest: list[str]) -> int:
+    """The command's own module runs it (imported here, when it runs)."""
+    if command == "report" and all(a.startswith("results_dir=") for a in rest):
+        return sweep.reproduction_report(rest)
+    if command in HYDRA_COMMANDS:
+        from dpbench.cli.hydra import run
+
+        return run(command, rest)
+    return import_module(f"dpbench.cli.{command.lstrip('-')}").main(rest)

@@ -1,0 +1,55 @@
+"""`python -m dpbench algorithms [NAME]`: the registered algorithms, what a user needs to run each."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _constraint_text(constraints) -> str:
+    from sklearn.utils._param_validation import make_constraint
+
+    if constraints == "no_validation":
+        return "any"
+    return " or ".join(str(make_constraint(c)) for c in constraints)
+
+
+def _range_text(space: dict) -> str:
+    if space["type"] == "categorical":
+        return "one of " + ", ".join(map(str, space["choices"]))
+    return f"{space['type']} in [{space['low']:g}, {space['high']:g}]" + (", log scale" if space.get("log") else "")
+
+
+def main(argv: list[str]) -> int:
+    """Every registered algorithm (or one, NAME) with what a user needs to run it."""
+    from dpbench import algorithms
+
+    parser = argparse.ArgumentParser(prog="python -m dpbench algorithms",
+                                     description="The registered algorithms; with NAME, one in full.")
+    parser.add_argument("name", nargs="?", help="an algorithm name (default: a line each)")
+    args = parser.parse_args(argv)
+    if args.name is None:
+        for name in algorithms.available():
+            spec = algorithms.get_spec(name)
+            print(f"{name:24s} {spec.task:15s} {_privacy_text(spec):14s} {spec.description}")
+        print("\n`python -m dpbench algorithms NAME` for parameters and tuning ranges")
+        return 0
+    spec = algorithms.get_spec(args.name)  # ValueError naming the valid ones
+    est = spec.estimator
+    print(f"{spec.name}: {spec.label or spec.name} ({spec.task}; privacy: {_privacy_text(spec)})")
+    print(f"  {spec.description}")
+    print(f"  class {est.__module__}.{est.__name__} (its docstring gives the argument and the sources)")
+    print("  parameters (default; constraint):")
+    defaults = est().get_params()
+    for key, value in defaults.items():
+        print(f"    {key} = {value!r}; {_constraint_text(est._parameter_constraints.get(key, 'no_validation'))}")
+    if spec.tuning_space:
+        print("  tuned (paper 000 Table I ranges):")
+        for key, space in spec.tuning_space.items():
+            print(f"    {key}: {_range_text(space)}")
+    return 0
+
+
+def _privacy_text(spec) -> str:
+    if not spec.private:
+        return "none"
+    return "mu-GDP" if getattr(spec.estimator, "composes_in_gdp", True) else "(eps, delta)"

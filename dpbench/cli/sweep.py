@@ -1,0 +1,163 @@
+"""The experiment commands, composed by Hydra (cli.hydra): `sweep` (and its dry run), `plot` and `report`; and
+`report` without an experiment, the reproduction report.  dpbench.cli imports this module for the command names,
+so its imports are inside the functions (`--help` stays fast)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def _sweep_dir(cfg) -> Path:
+    return Path(cfg["results_dir"]) / cfg["name"]
+
+
+def _data_dir(cfg) -> str | None:
+    from dpbench.data import catalog
+
+    d = catalog.resolve_data_dir(cfg["data"]["dir"])
+    if d is not None and not d.is_dir():
+        source = catalog.DATA_DIR_ENV if os.environ.get(catalog.DATA_DIR_ENV) else "data.dir"
+        print(f"dpbench: warning: the data directory {d} (from {source}) does not exist: runs on real datasets will "
+              "be missing_data (`python -m dpbench data list` shows what is available)", file=sys.stderr)
+    return str(d) if d else None
+
+
+def _missing_data(exp: dict, out: Path) -> tuple[int, int]:
+    """Say on stderr which of this grid's runs could not run for missing data, and the fix (from the rows'
+    error, which names the dataset and the import command).  Returns (missing runs, runs in the grid)."""
+    from dpbench import results
+    from dpbench.runner.grid import expand
+
+    ids = {r.run_id for r in expand(exp)}
+    df = results.load(out, expand_params=False)
+    if not len(df):
+        return 0, len(ids)
+    missing = df[df["run_id"].isin(ids) & (df["status"] == "missing_data")]
+    for dataset, rows in missing.groupby("dataset"):
+        reason = " ".join(str(rows["error"].iloc[0]).split())
+        print(f"dpbench sweep: warning: {len(rows)} run(s) on {dataset} did not run: {reason}", file=sys.stderr)
+    return len(missing), len(ids)
+
+
+def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
+    from dpbench.config import experiment
+    from dpbench.runner.sweep import run_sweep
+
+    exp, out = experiment(cfg), _sweep_dir(cfg)
+    if dry_run:
+        return _dry_run(exp, out, _data_dir(cfg), int(cfg["runner"]["n_jobs"]))
+    start = time.perf_counter()
+    try:
+        summary = run_sweep(exp, cfg["runner"], out, data_dir=_data_dir(cfg))
+    finally:
+        _save_grid(exp, out)
+    from dpbench.reproduction import log_sweep
+
+    log_sweep(out, time.perf_counter() - start, summary["ran"])
+    print(f"{cfg['name']}: {summary['ran']} runs done ({summary['retried']} of them retried), "
+          f"{summary['skipped']} already finished; results in {out}")
+    missing, total = _missing_data(exp, out)
+    if total and missing == total:
+        raise ValueError(f"none of the {total} runs could run: their data are missing (warnings above)")
+    _plot(cfg)
+    _report(cfg)
+    return 0
+
+
+def _save_grid(exp: dict, out: Path) -> None:
+    """config-<config_hash>.json per grid ever run here (the runner's config.json is the latest): the rows'
+    config_hash column names the file of the grid that made them."""
+    from dpbench.runner.grid import stable_hash
+
+    text = json.dumps(exp, indent=2, default=str)
+    latest = out / "config.json"
+    if latest.exists() and latest.read_text() == text:  # the runner got as far as starting this grid
+        (out / f"config-{stable_hash(exp)}.json").write_text(text)
+
+
+def _dry_run(exp: dict, out: Path, data_dir: str | None, n_jobs: int) -> int:
+    """What a sweep would do, reading only finished results (nothing is written): runs, fits, tuning studies,
+    and a rough time from a calibration fit of each algorithm on the grid's smallest available dataset."""
+    from dpbench import algorithms, results, tuning
+    from dpbench.runner.grid import expand, group_units
+    from dpbench.tuning.study import study_key
+
+    runs = expand(exp)
+    states = results.run_states(out)
+    todo = [r for r in runs if r.run_id not in states.index or states.at[r.run_id, "status"] in
+            results.RETRIED_STATUSES]
+    retry = sum(r.run_id in states.index for r in todo)
+    tuned = [r for r in todo if r.tuning_mode == "tuned"]
+    studies = {study_key(r): r for r in tuned}
+    trial_fits = sum(tuning.study_trials(algorithms.get_spec(r.algorithm), r.tuning) * r.tuning["seeds"]
+                     for r in studies.values())
+    print(f"{exp['name']}: {len(runs)} runs in the grid, {len(todo)} fits to do ({retry} of them retries, "
+          f"{len(runs) - len(todo)} runs already finished) on {len(group_units(todo))} dataset split(s); "
+          + (f"{len(studies)} tuning studies, up to {trial_fits} trial fits (finished trials are reused); "
+             if studies else "") + f"results dir {out}; dry run: nothing fitted")
+    if todo:
+        from dpbench.runner.calibrate import estimate
+
+        print(estimate(todo, studies.values(), data_dir, n_jobs))
+    return 0
+
+
+def _grid_results(cfg):
+    """The results of exactly the runs of the configured grid (a directory may hold other grids' runs too)."""
+    from dpbench import results
+    from dpbench.config import experiment
+    from dpbench.runner.grid import expand
+
+    df = results.load(_sweep_dir(cfg))
+    return df[df["run_id"].isin({r.run_id for r in expand(experiment(cfg))})]
+
+
+def _plot(cfg) -> None:
+    from dpbench import plots, results
+
+    df = _grid_results(cfg)
+    if results.has_metrics(df).any():
+        path = plots.draw(cfg["plot"], df, _sweep_dir(cfg) / f"{cfg['name']}.png", title=cfg["name"])
+        print(f"figure: {path} ({len(df)} runs)")
+    else:
+        print(f"no successful runs of this grid in {_sweep_dir(cfg)}: no figure drawn")
+
+
+def _report(cfg) -> None:
+    from dpbench.report import render
+
+    df = _grid_results(cfg)
+    if not len(df):
+        print(f"no results of this grid in {_sweep_dir(cfg)} (run `sweep` with the same overrides)")
+        return
+    print(render(df, cfg["plot"]))
+
+
+def cmd_plot(cfg: dict, dry_run: bool = False) -> int:
+    _plot(cfg)
+    return 0
+
+
+def cmd_report(cfg: dict, dry_run: bool = False) -> int:
+    _report(cfg)
+    return 0
+
+
+TASKS = {"sweep": cmd_sweep, "plot": cmd_plot, "report": cmd_report}  # cli.hydra runs them on the composed config
+
+
+def reproduction_report(argv: list[str]) -> int:
+    """`report` without an experiment: the reproduction report of everything under results_dir."""
+    from dpbench.reproduction import VERDICTS, write
+
+    results_dir = argv[-1].split("=", 1)[1] if argv else "results"
+    html_path, md_path, secs = write(results_dir)
+    for s in secs:
+        for c, v in s.claims:
+            print(f"[{VERDICTS[v.holds]:>14}] {s.name}: {c.text} -- {v.measured}")
+    print(f"report: {html_path} and {md_path} ({len(secs)} sections)")
+    return 0

@@ -1,0 +1,126 @@
+"""Execute a sweep with joblib: one task per chunk of a unit's runs, parts written as runs finish.
+
+Chunks (runner.chunk_runs) keep workers balanced and the progress bar moving; a chunk loads its unit's data,
+cached per process (runner.workers).  Tuned runs' studies run first, one task per study.  The sweep holds the
+results directory's lock (runner.lock).  A re-run skips finished runs and redoes harness failures
+(results.RETRIED_STATUSES).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import fields, replace
+from pathlib import Path
+
+import joblib
+from tqdm.auto import tqdm
+
+from dpbench import results
+from dpbench.config import RunnerConfig
+from dpbench.runner import backends, lock, workers
+from dpbench.runner.grid import RunSpec, Unit, chunk_units, expand, group_units, stable_hash
+from dpbench.runner.provenance import Provenance, git_state
+from dpbench.runner.workers import TaskContext, run_chunk, run_study_task
+from dpbench.tuning.study import study_key
+
+
+def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool) -> list[Unit]:
+    """Run the study of every tuned run first (one joblib task per study, in parallel), then hand each tuned
+    run its chosen setting.  Studies already finished are read back from their journals."""
+    studies: dict[str, RunSpec] = {}
+    for chunk in chunks:
+        for r in chunk.runs:
+            if r.tuning_mode == "tuned":
+                studies.setdefault(study_key(r), r)
+    if not studies:
+        return chunks
+    keys = sorted(studies, key=lambda k: studies[k].unit_key)  # a worker's consecutive studies share its data
+    tasks = (joblib.delayed(run_study_task)(studies[k], ctx) for k in keys)
+    with tqdm(total=len(keys), desc=f"{ctx.prov.experiment}: tuning", unit="study", disable=not progress) as bar:
+        chosen = {}
+        for k, res in zip(keys, joblib.Parallel(return_as="generator", batch_size=1)(tasks), strict=True):
+            chosen[k] = res
+            bar.update(1)
+    def tuned(r: RunSpec) -> RunSpec:
+        res = chosen.get(study_key(r)) if r.tuning_mode == "tuned" else None
+        if res is None:
+            return r
+        return replace(r, tuned={"params": res.params, "validation_score": res.validation_score,
+                                 "trials": res.trials, "error": res.error})
+    return [replace(c, runs=[tuned(r) for r in c.runs]) for c in chunks]
+
+
+def settings(runner: Mapping | RunnerConfig) -> RunnerConfig:
+    """The runner settings; keys `runner` leaves out take RunnerConfig's defaults, their one declaration."""
+    if isinstance(runner, RunnerConfig):
+        return runner
+    valid = [f.name for f in fields(RunnerConfig)]
+    unknown = sorted(set(runner) - set(valid))
+    if unknown:
+        raise ValueError(f"unknown runner key(s) {unknown}; valid: {', '.join(valid)}")
+    return RunnerConfig(**runner)
+
+
+def _positive_int(runner: RunnerConfig, key: str, allow_null: bool = False) -> int | None:
+    value = getattr(runner, key)
+    if value is None and allow_null:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"runner.{key} must be an integer >= 1{' or null' if allow_null else ''}, got {value!r}")
+    return value
+
+
+def _open(sweep_dir: Path) -> lock.Owner:
+    """Create the sweep directory and take its lock; an unwritable place is a one-line ValueError."""
+    try:
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        return lock.acquire(sweep_dir)
+    except OSError as exc:
+        raise ValueError(f"cannot write results to {sweep_dir}: {exc.strerror or exc}") from None
+
+
+def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Path, data_dir: str | None = None) -> dict:
+    """Run every not-yet-finished run of an experiment; returns counts.  Safe to interrupt and re-run.
+
+    Runs whose newest row is a harness failure (error, missing_data, data_error) are redone
+    ("retried"); every other row is a result and stays.  `runner`: the runner settings (see `settings`).
+    """
+    runner = settings(runner)
+    sweep_dir = Path(sweep_dir).resolve()  # workers may have another working directory
+    part_size = _positive_int(runner, "part_size")
+    chunk_runs = _positive_int(runner, "chunk_runs")
+    blas_threads = _positive_int(runner, "blas_threads", allow_null=True)  # null: leave BLAS alone
+    runs = expand(exp)
+    prov = Provenance(exp.get("name", "sweep"), stable_hash(exp), git_state(), data_dir)
+    owner = _open(sweep_dir)
+    try:
+        results.remove_stale_temporaries(sweep_dir)  # safe: we hold the lock, no live sweep is writing
+        results.set_aside_corrupt(sweep_dir)
+        states = results.run_states(sweep_dir)
+        done = set(states.index[~states["status"].isin(results.RETRIED_STATUSES)])
+        todo = [r for r in runs if r.run_id not in done]
+        previous = states["attempt"].to_dict()
+        attempts = {r.run_id: int(previous[r.run_id]) + 1 for r in todo if r.run_id in previous}
+        units = group_units(todo, attempts)
+        chunks = chunk_units(units, chunk_runs)
+        (sweep_dir / "config.json").write_text(json.dumps(exp, indent=2, default=str))
+        ctx = TaskContext(str(sweep_dir), prov, part_size, blas_threads, owner)
+        progress = bool(runner.progress)
+        with backends.parallel(runner):
+            chunks = _tune(chunks, ctx, progress)
+            with tqdm(total=len(todo), desc=prov.experiment, unit="run", disable=not progress) as bar:
+                tasks = (joblib.delayed(run_chunk)(c, ctx) for c in chunks)
+                for n in joblib.Parallel(return_as="generator_unordered", batch_size=1)(tasks):
+                    bar.update(n)
+    finally:
+        lock.release(owner)
+        workers.forget()
+    return {
+        "runs": len(runs),
+        "skipped": len(runs) - len(todo),
+        "ran": len(todo),
+        "retried": len(attempts),
+        "units": len(units),
+        "chunks": len(chunks),
+    }

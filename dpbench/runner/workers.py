@@ -1,0 +1,121 @@
+"""What runs in a worker: the chunk and study tasks, the per-process cache of the last loaded unit, and the
+check that stops a worker whose sweep is gone (runner.lock).
+
+Each task pins BLAS to runner.blas_threads threads (processes x BLAS threads must not oversubscribe the
+cores).  A worker running consecutive chunks of one unit loads its data once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import traceback
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from threadpoolctl import threadpool_limits
+
+from dpbench import results
+from dpbench.algorithms.shared import SharedData
+from dpbench.data import MissingDataError, load_dataset
+from dpbench.runner import lock
+from dpbench.runner.fitting import fit_runs
+from dpbench.runner.grid import RunSpec, Unit
+from dpbench.runner.provenance import Provenance, base_row
+from dpbench.tuning.study import StudyResult, run_study
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """What every chunk task needs besides its runs (sent to the workers)."""
+
+    sweep_dir: str
+    prov: Provenance
+    part_size: int
+    blas_threads: int | None
+    owner: lock.Owner
+
+
+_loaded: dict = {}  # this process's last loaded unit
+_parent: dict[int, int] = {}  # pid -> its parent at its first task (for a worker the sweep started: the sweep)
+
+
+def _sweep_gone(ctx: TaskContext) -> bool:
+    """True once the sweep that sent this task is gone; an orphaned worker of that sweep then exits."""
+    if ctx.owner.alive():
+        return False
+    parent = _parent.get(os.getpid())
+    if parent == ctx.owner.pid and os.getppid() != parent:
+        os._exit(0)
+    return True
+
+
+def _load(unit: Unit, data_dir: str | None):
+    """The unit's data and its shared statistics (train, test); kept for the next task, which is often the
+    next chunk of the same unit.  Never shared across units."""
+    key = (unit.runs[0].unit_key, data_dir)
+    if key not in _loaded:
+        data = load_dataset(unit.dataset, split_seed=unit.data_seed, data_dir=data_dir, split=unit.split)
+        _loaded.clear()
+        _loaded[key] = data, (SharedData(data.X_train, data.y_train), SharedData(data.X_test))
+    return _loaded[key]
+
+
+def forget() -> None:
+    """Drop this process's cached unit (the sweep process, once its sweep is over)."""
+    _loaded.clear()
+
+
+def _write(rows: list[dict], ctx: TaskContext) -> int:
+    """Write rows as one part unless the sweep is gone (a re-run may be redoing them); returns rows written."""
+    if _sweep_gone(ctx):
+        return 0
+    results.write_part(rows, ctx.sweep_dir, f"{rows[0]['run_id']}-{uuid.uuid4().hex[:8]}")
+    return len(rows)
+
+
+def _run_chunk(chunk: Unit, ctx: TaskContext) -> int:
+    base = {r.run_id: {**base_row(r, ctx.prov), "attempt": chunk.attempts.get(r.run_id, 1)} for r in chunk.runs}
+    try:
+        data, shared = _load(chunk, ctx.prov.data_dir)
+    except MissingDataError as exc:
+        return _write([{**base[r.run_id], "status": "missing_data", "error": str(exc)} for r in chunk.runs], ctx)
+    except Exception as exc:  # noqa: BLE001
+        err = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"[:2000]
+        return _write([{**base[r.run_id], "status": "data_error", "error": err} for r in chunk.runs], ctx)
+    if _sweep_gone(ctx):
+        return 0
+    rows = [{**base[r.run_id], **row} for r, row in zip(chunk.runs, fit_runs(chunk.runs, data, shared), strict=True)]
+    written = 0
+    for i in range(0, len(rows), ctx.part_size):
+        n = _write(rows[i: i + ctx.part_size], ctx)
+        if not n:
+            break
+        written += n
+    return written
+
+
+def run_chunk(chunk: Unit, ctx: TaskContext) -> int:
+    """Fit one chunk of a unit's runs, a part every part_size runs, BLAS pinned; returns the runs written."""
+    _parent.setdefault(os.getpid(), os.getppid())
+    if ctx.blas_threads is None:
+        return _run_chunk(chunk, ctx)
+    with threadpool_limits(limits=ctx.blas_threads, user_api="blas"):
+        return _run_chunk(chunk, ctx)
+
+
+def run_study_task(run: RunSpec, ctx: TaskContext):
+    """A tuned run's study on its unit (tuning.study), BLAS pinned; None if the data is missing (the run's
+    chunk then records missing_data)."""
+    _parent.setdefault(os.getpid(), os.getppid())
+    unit = Unit(dict(run.dataset), run.data_seed, run.split, [run])
+    with threadpool_limits(limits=ctx.blas_threads, user_api="blas") if ctx.blas_threads else contextlib.nullcontext():
+        try:
+            data, _ = _load(unit, ctx.prov.data_dir)
+        except MissingDataError:
+            return None
+        try:
+            return run_study(run, data, Path(ctx.sweep_dir) / "tuning", stop=lambda: _sweep_gone(ctx))
+        except Exception as exc:  # noqa: BLE001 - the tuned runs record the failure
+            return StudyResult({}, float("nan"), 0, error=f"{type(exc).__name__}: {exc}"[:500])
