@@ -1,4 +1,5 @@
-"""Papers 003 (TukeyEM) and 004 (DP-ROBGD): the Sec. 5 settings of DP-ROBGD, the analyses (smoke) and their claims."""
+"""Papers 003 (TukeyEM) and 004 (DP-ROBGD): their datasets, the Sec. 5 settings of DP-ROBGD, the analyses (smoke)
+and their claims."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ import pytest
 from dpbench import analyses, claims
 from dpbench.algorithms.robust_gd import C2_SMALLEST, DPRobGDRegressor, c2_smallest
 from dpbench.analyses import paper003, paper004
+from dpbench.data import MissingDataError, catalog, check_spec, load_dataset
+from dpbench.data.sets.paper004 import CORRUPT_LABEL, second_moment
 from dpbench.privacy.composition import spent_by
+
+MIRROR = catalog.resolve_data_dir()
 
 
 def test_c2_smallest_is_assumption_2_boundary():
@@ -21,7 +26,8 @@ def test_c2_smallest_is_assumption_2_boundary():
 
 
 def test_robgd_public_norm_bound_and_lambda_max_spend_exactly_the_budget():
-    X, y, _ = paper004.draw(40_000, seed=1)
+    data = paper004.trial_data(40_000, 1.0, 1.0, 0.0, seed=1)
+    X, y = data.X_train, data.y_train
     est = DPRobGDRegressor(epsilon=1.0, delta=1e-8, n_rounds=4, trace=1.0, norm_bound=1.0, lambda_max=0.1,
                            c2=C2_SMALLEST, random_state=0).fit(X, y)
     assert est.norm_threshold_ == 1.0
@@ -41,10 +47,10 @@ def test_sec5_settings_beat_the_theory_constants():
     the Sec. 5 settings for < 1e-4 fails if the step, the clip bound or C2 regresses.
     """
     errs_new, errs_old = [], []
-    S = paper004.second_moment(1.0)
     for seed in range(3):
-        X, y, w = paper004.draw(300_000, seed=seed)
-        (_, _, p, _), = [s for s in paper004.settings(300_000, 1.0, 1.0, 1.0, False, False) if s[0] == "DP-ROBGD"]
+        data = paper004.trial_data(300_000, 1.0, 1.0, 0.0, seed)
+        X, y, w, S = data.X_train, data.y_train, data.extra["coef"], data.extra["second_moment"]
+        (_, _, p, _), = [s for s in paper004.settings(300_000, S, 1.0, 1.0, False, False) if s[0] == "DP-ROBGD"]
         new = DPRobGDRegressor(random_state=seed, **p).fit(X, y)
         old = DPRobGDRegressor(epsilon=1.0, delta=p["delta"], trace=1.0, random_state=seed).fit(X, y)
         assert new.fit_status_ == "ok"
@@ -55,12 +61,54 @@ def test_sec5_settings_beat_the_theory_constants():
 
 
 def test_paper004_data():
-    X, y, w = paper004.draw(5_000, kappa=4.0, sigma=0.5, alpha=0.1, seed=3)
+    """The registered Sec. 5.1 generator: unit-norm rows, a unit w*, the corrupted training labels, clean test rows,
+    w* and S handed on in `extra`."""
+    spec = {"name": "paper004_synthetic", "n_train": 5_000, "n_test": 1_000, "kappa": 4.0, "sigma": 0.5,
+            "fraction": 0.1}
+    data = load_dataset(spec, split_seed=3)
+    X, y, w = data.X_train, data.y_train, data.extra["coef"]
+    assert (data.n_train, data.n_test) == (5_000, 1_000)
     assert np.allclose(np.linalg.norm(X, axis=1), 1.0) and np.isclose(np.linalg.norm(w), 1.0)
-    assert (y == paper004.CORRUPT_LABEL).sum() == 500
-    clean = y != paper004.CORRUPT_LABEL
+    assert (y == CORRUPT_LABEL).sum() == 500
+    clean = y != CORRUPT_LABEL
     assert np.abs(y[clean] - X[clean] @ w).max() <= 0.5
-    assert np.trace(paper004.second_moment(4.0)) == pytest.approx(1.0)
+    assert np.abs(data.y_test - data.X_test @ w).max() <= 0.5
+    assert data.extra["second_moment"] is second_moment(4.0) and np.trace(second_moment(4.0)) == pytest.approx(1.0)
+    # the training rows do not depend on the test part
+    np.testing.assert_array_equal(load_dataset({**spec, "n_test": 0}, split_seed=3).X_train, X)
+    with pytest.raises(ValueError, match="fraction must be a number in"):
+        check_spec({**spec, "fraction": 2})
+
+
+def _in_mirror(name):
+    path = catalog.mirror_path(name, MIRROR)
+    if path is None or not path.is_file():
+        pytest.skip(f"{name} is not in the data mirror {MIRROR}")
+
+
+@pytest.mark.parametrize("name, task, scale", [("california", "openml_361089", 1e5), ("diamonds", "openml_361096", 1)])
+def test_paper003_sets_read_the_mirror_tasks_as_the_paper(name, task, scale):
+    """The OpenML task's rows and split, with the label back from log1p and Diamonds' grades as ordinal codes."""
+    _in_mirror(task)
+    ours, theirs = load_dataset(f"paper003_{name}", data_dir=MIRROR), load_dataset(task, data_dir=MIRROR)
+    np.testing.assert_array_equal(ours.y_train, np.expm1(theirs.y_train) * scale)
+    np.testing.assert_array_equal(ours.y_test, np.expm1(theirs.y_test) * scale)
+    if name == "california":
+        np.testing.assert_array_equal(ours.X_train, theirs.X_train)
+    else:
+        assert ours.d == 9 and ours.feature_types == ["continuous"] * 9
+        codes = {c: ours.X_train[:, ours.feature_names.index(c)] for c in ("cut", "color", "clarity")}
+        assert [sorted(set(v)) for v in codes.values()] == [list(range(1, k + 1)) for k in (5, 7, 8)]
+        ideal = theirs.X_train[:, theirs.feature_names.index("cut=Ideal")] == 1
+        assert (codes["cut"][ideal] == 5).all() and (codes["cut"][~ideal] < 5).all()
+
+
+def test_paper003_missing_sets_say_why():
+    for name in ("traffic", "nba", "beijing", "garbage", "mlb"):
+        assert catalog.availability(f"paper003_{name}", MIRROR)[0] == "missing"
+        with pytest.raises(MissingDataError, match=f"paper003_{name} .* is missing: not in the mirror; dpbench has "
+                                                   "no reader for paper 003's copy"):
+            load_dataset(f"paper003_{name}", data_dir=MIRROR)
 
 
 def test_choose_m_is_the_smallest_m_passing_every_trial():
@@ -95,13 +143,13 @@ def test_r2_axis_ticks_read_as_numbers():
     """Fig. 5's R^2 axis: linear ticks in [-1, 1], decades below -1 (not symlog's bare 0 and 10^0)."""
     import matplotlib.pyplot as plt
 
-    from dpbench.analyses.paper003 import _r2_axis
+    from dpbench.plots.paper003 import r2_axis
 
     for lowest, expected in ((-0.01, ["0", "0.25", "0.5", "0.75", "1"]),
                              (-300, ["-100", "-10", "-1", "-0.5", "0", "0.5", "1"])):
         fig, ax = plt.subplots()
         ax.plot([0, 1], [lowest, 1])
-        _r2_axis(ax, lowest)
+        r2_axis(ax, lowest)
         fig.canvas.draw()
         lo, hi = ax.get_ylim()
         assert [t.get_text() for t in ax.get_yticklabels() if lo <= t.get_position()[1] <= hi] == expected

@@ -1,19 +1,10 @@
 """Paper 003 (TukeyEM, Amin et al. 2023) Sec. 4: the R^2 table (Fig. 1), the PTR distance vs m (Fig. 2 left),
 R^2 vs m (Fig. 5), the m-selection rule and the runtime vs m (Fig. 2 right), at (ln 3, 1e-5).
 
-Datasets (Sec. 4.2, App. 7.5); each gets an intercept column (`fit_intercept=True`, as the paper's d counts):
-- Synthetic: sklearn `make_regression(n_samples=22000, n_features=10, noise=10, random_state=0)`, d = 11.
-- California: the mirror's OpenML task 361089 (the benchmark's copy of sklearn's California housing, 20,640
-  rows): features MedInc, HouseAge, AveRooms, AveBedrms, Population, AveOccup, Latitude, Longitude, d = 9 as
-  in the paper, but the paper's Kaggle copy (20,433 rows after dropping missing total_bedrooms) has the raw
-  totals (total_rooms, total_bedrooms, population, households, median_income, housing_median_age, latitude,
-  longitude), not per-household averages.  Label: the task stores log1p(value / 1e5); we invert it to the
-  median house value in dollars, the paper's label.
-- Diamonds: task 361096 (53,940 rows): carat, cut, color, clarity, depth, table, x, y, z with cut, color,
-  clarity replaced by integers 1, 2, ... in quality order (Fair..Ideal, J..D, I1..IF; App. 7.5 says
-  "carat, color, clarity", carat being numeric we read cut), d = 10 as in the paper.  Label: the task
-  stores log1p(price); we invert it to the price.
-- Traffic, NBA, Beijing, Garbage, MLB: not in the data mirror (rows with status 'missing_data').
+Datasets (Sec. 4.2, App. 7.5): the data registry's `paper003_*` (dpbench/data/sets/paper003.py says how each is
+read: the paper's make_regression Synthetic, California and Diamonds from the mirror's OpenML tasks with the
+paper's encodings and labels; Traffic, NBA, Beijing, Garbage, MLB are not in the mirror: rows with status
+'missing_data').  Each gets an intercept column (`fit_intercept=True`, as the paper's d counts).
 The paper fits and reports R^2 on all rows; we fit on dpbench's fixed 80/20 split (random_state=42) and
 report R^2 on the training part (the paper's metric, on 80% of the rows) and on the test part.
 
@@ -45,6 +36,8 @@ import pandas as pd
 from dpbench import algorithms
 from dpbench.analyses import analysis
 from dpbench.claims import ALPHA, MIN_CELLS, Verdict, claim, sign_test
+from dpbench.data import Dataset, MissingDataError, get_spec, load_dataset, resolve_data_dir
+from dpbench.plots.paper003 import figures
 
 EPS, DELTA = math.log(3), 1e-5
 M_GRID = [250, 500, 750, 1000, 1250, 1500, 1750, 2000]
@@ -55,42 +48,20 @@ PAPER_TABLE = {  # paper 003 Fig. 1: NonDP, AdaSSP, TukeyEM, DPSGD (tuned), DPSG
     "Garbage": (0.542, 0.119, 0.534, 0.215, 0.152), "MLB": (0.722, 0.519, 0.721, 0.718, 0.712)}
 PAPER_METHODS = ("NonDP", "AdaSSP (data bounds, non-private)", "TukeyEM", "DP-GD (tuned, non-private tuning)",
                  "DP-GD (90% tuned, non-private tuning)")
-MISSING = ("Traffic", "NBA", "Beijing", "Garbage", "MLB")
+DATASETS = {name: f"paper003_{name.lower()}" for name in PAPER_TABLE}  # the data registry's names
 TRIALS = {"Synthetic": 10, "California": 50, "Diamonds": 50}
 DPGD_GRID = [{"learning_rate": lr, "grad_bound": c, "n_rounds": r} for lr in 10.0 ** np.arange(-6, 1)
              for c in 10.0 ** np.arange(-2, 7, 2) for r in (20, 200)]
 FIG2_D = [2, 5, 10, 20]
-ORDINAL = {"cut": ["Fair", "Good", "Very Good", "Premium", "Ideal"], "color": list("JIHGFED"),
-           "clarity": ["I1", "SI2", "SI1", "VS2", "VS1", "VVS2", "VVS1", "IF"]}
 
 
-def load(name: str, smoke: bool = False):
-    """(X_train, y_train, X_test, y_test) of a paper 003 dataset, or None when it is not in the mirror."""
-    from sklearn.datasets import make_regression
-
-    from dpbench.data.catalog import resolve_data_dir
-    from dpbench.data.preprocess import FIXED_SPLIT_SEED, split_indices
-
+def load(name: str, smoke: bool = False) -> Dataset:
+    """A paper 003 dataset through the data registry; MissingDataError (saying why) when it is not available."""
+    spec = {"name": DATASETS[name]}
     if name == "Synthetic":
-        X, y = make_regression(n_samples=2_200 if smoke else 22_000, n_features=10, noise=10.0, random_state=0)
-    else:
-        root = resolve_data_dir()
-        task = {"California": 361089, "Diamonds": 361096}.get(name)
-        path = None if root is None or task is None else Path(root) / "openml" / f"{task}.parquet"
-        if path is None or not path.exists():
-            return None
-        df = pd.read_parquet(path)
-        if smoke:
-            df = df.iloc[:: 10]
-        label = df.columns[-1]
-        y = np.expm1(df[label].to_numpy(float)) * (1e5 if name == "California" else 1.0)
-        feats = df.drop(columns=label)
-        for col, levels in ORDINAL.items():
-            if col in feats:
-                feats[col] = feats[col].astype(str).map({v: i + 1 for i, v in enumerate(levels)}).astype(float)
-        X = feats.to_numpy(float)
-    train, test = split_indices(y, FIXED_SPLIT_SEED, stratify=False)
-    return X[train], y[train], X[test], y[test]
+        spec["n"] = 2_200 if smoke else 22_000
+    # split_seed 0: the generator's draw is make_regression(random_state=0), the paper's; files: the fixed split
+    return load_dataset(spec, split_seed=0, data_dir=resolve_data_dir())
 
 
 def _fit(name, params, X, y, Xte, yte, seed):
@@ -107,10 +78,12 @@ def _row(dataset, method, private, params, seed, res, **extra):
 
 
 def run_dataset(name: str, smoke: bool) -> list[dict]:
-    data = load(name, smoke)
-    if data is None:
+    try:
+        data = load(name, smoke)
+    except MissingDataError as e:
+        print(f"  {name}: {e}", flush=True)
         return [{"dataset": name, "method": m, "status": "missing_data", "part": "table"} for m in PAPER_METHODS]
-    X, y, Xte, yte = data
+    X, y, Xte, yte = data.X_train, data.y_train, data.X_test, data.y_test
     trials = 2 if smoke else TRIALS[name]
     m_grid = [50, 100] if smoke else M_GRID
     rows = []
@@ -141,6 +114,7 @@ def run_dataset(name: str, smoke: bool) -> list[dict]:
         for s in range(trials):
             res = _fit("dpgd", {"epsilon": EPS, "delta": DELTA, **grid[i]}, X, y, Xte, yte, s)
             rows.append(_row(name, label, False, grid[i], s, res, part="table", setting=i))
+    print(f"  {name}: done", flush=True)
     return rows
 
 
@@ -154,14 +128,14 @@ def choose_m(sweep: pd.DataFrame) -> tuple[int, bool]:
 
 
 def ptr_vs_m(smoke: bool) -> list[dict]:
-    """Fig. 2 left: Lemma 3.6's distance vs m for several d on make_regression data with n = (d + 1) m."""
-    from sklearn.datasets import make_regression
-
+    """Fig. 2 left: Lemma 3.6's distance vs m for several d on make_regression data with n = (d + 1) m, all rows."""
+    draw = get_spec(DATASETS["Synthetic"]).source.make  # the registered generator's whole draw, unsplit
     rows = []
     for d in [2, 5] if smoke else FIG2_D:
         for m in [100, 200] if smoke else M_GRID:
             for s in range(1 if smoke else 3):
-                X, y = make_regression(n_samples=(d + 1) * m, n_features=d, noise=10.0, random_state=s)
+                frame = draw(n=(d + 1) * m, d=d, seed=s)
+                X, y = frame.drop(columns="y").to_numpy(), frame["y"].to_numpy()
                 est = algorithms.make("tukey", epsilon=EPS, delta=DELTA, n_models=m, fit_intercept=True,
                                       random_state=s).fit(X, y)
                 rows.append({"part": "fig2", "d": d, "m": m, "seed": s, "ptr_distance": est.ptr_distance_,
@@ -171,7 +145,8 @@ def ptr_vs_m(smoke: bool) -> list[dict]:
 
 def runtime(smoke: bool) -> list[dict]:
     """Fig. 2 right: fit seconds vs m on Synthetic, fastest of 5 repeats (the machine is shared), and the others."""
-    X, y, _, _ = load("Synthetic", smoke)
+    data = load("Synthetic", smoke)
+    X, y = data.X_train, data.y_train
     dpgd = {"learning_rate": 0.1, "grad_bound": 1.0, "n_rounds": 20}  # the paper's DPSGD ran 20 epochs
     cases = [("TukeyEM", "tukey", {"epsilon": EPS, "delta": DELTA, "n_models": m}, m) for m in
              ([50, 100] if smoke else M_GRID)]
@@ -191,7 +166,7 @@ def runtime(smoke: bool) -> list[dict]:
 def table(df: pd.DataFrame) -> pd.DataFrame:
     """Median [IQR] train and test R^2 per dataset and method (TukeyEM at the m of the paper's rule)."""
     out = []
-    for name in ["Synthetic", "California", "Diamonds", *MISSING]:
+    for name in PAPER_TABLE:
         part = df[df["dataset"] == name]
         if part.empty or (part["status"] == "missing_data").all():
             out.append({"dataset": name, "method": "all", "status": "missing_data"})
@@ -214,99 +189,11 @@ def table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _r2_axis(ax, lowest: float) -> None:
-    """R^2 is at most 1 but a failed or noisy model can be far below 0: linear down to -1 with ticks every 0.25
-    (every 0.5 when it reaches -1), symlog below with a tick per decade, so the ticks always read as numbers."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-
-    if lowest >= -1:
-        lo = min(0.0, lowest)
-        ax.set_ylim(lo - 0.05 * (1 - lo), 1.05)
-        ticks = np.arange(-1, 1.01, 0.25 if lo > -0.5 else 0.5)
-    else:
-        ax.set_yscale("symlog", linthresh=1.0, linscale=2.0)
-        decades = np.arange(1, int(np.ceil(np.log10(-lowest))) + 1)
-        ticks = np.concatenate([-(10.0 ** decades[::-1]), [-1, -0.5, 0, 0.5, 1]])
-        ax.set_ylim(top=1.05)
-        ax.yaxis.set_minor_locator(NullLocator())
-    ax.yaxis.set_major_locator(FixedLocator(ticks))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-
-
-def _figures(df: pd.DataFrame, out: Path) -> list[Path]:
-    from dpbench.plots.common import plt, save
-
-    paths = []
-    # Fig. 2 left: PTR distance vs m
-    f2 = df[df["part"] == "fig2"]
-    fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    for i, (d, g) in enumerate(f2.groupby("d")):
-        mean = g.groupby("m")["ptr_distance"].mean()
-        ax.plot(mean.index, mean.values, marker="o", ms=3, color=plt.get_cmap("viridis")(i / 4), label=f"d = {int(d)}")
-    ax.axhline(f2["ptr_threshold"].iloc[0], ls="--", color="k", lw=1, label="pass threshold")
-    ax.set_title("(ln 3, 1e-5) per record", fontsize=9)
-    ax.set_xlabel("m (models), n = (d + 1) m")
-    ax.set_ylabel("Lemma 3.6 distance to unsafety")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.suptitle("paper 003 Fig. 2 (left): PTR distance vs m; make_regression, noise 10, intercept", fontsize=10)
-    fig.tight_layout()
-    paths.append(save(fig, out / "paper003_fig2_ptr.png"))
-    # Fig. 5: R^2 vs m per dataset; runtime vs m (Fig. 2 right)
-    sweep = df[df["part"] == "m_sweep"]
-    names = [n for n in ["Synthetic", "California", "Diamonds"] if n in set(sweep["dataset"])]
-    if names:
-        fig, axes = plt.subplots(1, len(names), figsize=(4.8 * len(names), 3.8), squeeze=False)
-        for ax, name in zip(axes[0], names, strict=True):
-            part = sweep[sweep["dataset"] == name]
-            for j, (label, g) in enumerate(part.groupby("method")):
-                q = g.groupby("m")["train_r2"].quantile([0.25, 0.5, 0.75]).unstack()
-                ax.plot(q.index, q[0.5], marker="o", ms=3, color=f"C{j}", label=label)
-                ax.fill_between(q.index, q[0.25], q[0.75], color=f"C{j}", alpha=0.2)
-                passed = g.groupby("m")["ptr_passed"].mean()
-                for m_, r in passed.items():
-                    if r < 1:
-                        ax.annotate(f"{r:.0%}", (m_, q.loc[m_, 0.5]), fontsize=6, color=f"C{j}")
-            flat = df[(df["dataset"] == name) & (df["part"] == "table")].groupby("method")["train_r2"].median()
-            rounded = flat.dropna().round(3)  # methods with the same median share one line (none hides another)
-            for k, (value, labels) in enumerate(rounded.groupby(rounded).groups.items()):
-                ax.axhline(value, ls="--", lw=1, color=f"C{part['method'].nunique() + k}",
-                           label=f"{' = '.join(labels)}: {value:.3f}")
-            _r2_axis(ax, min(part["train_r2"].min(), flat.min()))
-            ax.set_title(name, fontsize=9)
-            ax.set_xlabel("m")
-            ax.set_ylabel("train R^2 (median, IQR)")
-            ax.grid(alpha=0.3)
-            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=7, frameon=False)  # own medians
-        fig.suptitle("paper 003 Fig. 5: R^2 vs m at (ln 3, 1e-5); dashed: median of the table's runs\n"
-                     "percentages: share of trials whose PTR check passed (failed = zero model)", fontsize=9)
-        fig.tight_layout()
-        paths.append(save(fig, out / "paper003_fig5_r2_vs_m.png"))
-        rt = df[df["part"] == "runtime"]
-        fig, ax = plt.subplots(figsize=(5, 3.6))
-        tk = rt[rt["method"] == "TukeyEM"].set_index("m")["fit_seconds"]
-        ax.plot(tk.index, tk.values, marker="o", label="TukeyEM")
-        for k, (label, g) in enumerate(rt[rt["method"] != "TukeyEM"].groupby("method")):
-            ax.axhline(g["fit_seconds"].min(), ls="--", lw=1, color=f"C{k + 1}", label=label)
-        ax.set_yscale("log")
-        ax.set_xlabel("m")
-        ax.set_ylabel("fit seconds (fastest of 5; shared machine)")
-        ax.set_title(f"paper 003 Fig. 2 (right): runtime, {names[0]}", fontsize=9)
-        ax.legend(fontsize=6)
-        ax.grid(alpha=0.3)
-        paths.append(save(fig, out / "paper003_runtime.png"))
-    return paths
-
-
 @analysis("paper003", "paper 003 (TukeyEM): R^2 table at (ln 3, 1e-5), PTR distance vs m, R^2 and runtime vs m")
 def run(out: Path, smoke: bool = False) -> list[Path]:
     rows = ptr_vs_m(smoke) + runtime(smoke)
-    for name in ["Synthetic"] if smoke else ["Synthetic", "California", "Diamonds", *MISSING]:
-        if name in MISSING:
-            rows += [{"dataset": name, "method": m, "status": "missing_data", "part": "table"} for m in PAPER_METHODS]
-            continue
+    for name in ["Synthetic"] if smoke else PAPER_TABLE:
         rows += run_dataset(name, smoke)
-        print(f"  {name}: done", flush=True)
     df = pd.DataFrame(rows)
     df["params"] = df["params"].astype(str)
     path = out / "paper003.parquet"
@@ -314,7 +201,7 @@ def run(out: Path, smoke: bool = False) -> list[Path]:
     tab = table(df)
     tab_path = out / "paper003_table.csv"
     tab.to_csv(tab_path, index=False)
-    return [path, tab_path, *_figures(df, out)]
+    return [path, tab_path, *figures(df, out)]
 
 
 # ---- claims ---------------------------------------------------------------------------------------------------
@@ -334,6 +221,7 @@ PAPER_TUKEY = "TukeyEM"
        "excluded; 5 of the paper's 8 datasets are not in the data mirror", effect=False)
 def claim_tukey_matches(load):
     tab = _table(load)
+    missing = int((tab["status"] == "missing_data").sum())
     tab = tab[tab["status"] == "ok"]
     wins, excluded = [], []
     for name, g in tab.groupby("dataset"):
@@ -349,7 +237,7 @@ def claim_tukey_matches(load):
     n_ok = sum(w[1] for w in wins)
     return Verdict(n_ok > len(wins) / 2 if wins else None,
                    "; ".join(f"{n}: TukeyEM {t:.3f} vs {b} {v:.3f} ({'ok' if o else 'worse'})"
-                             for n, o, t, b, v in wins) + f" ({len(MISSING)} of 8 datasets missing"
+                             for n, o, t, b, v in wins) + f" ({missing} of {len(PAPER_TABLE)} datasets missing"
                    + (f"; excluded, a partner failed: {', '.join(excluded)})" if excluded else ")"))
 
 

@@ -1,8 +1,9 @@
 """Paper 004 (DP-ROBGD) Sec. 5 and App. K.1: excess error vs n, kappa and sigma; label corruption (Sec. 5.2).
 
-Data (Sec. 5.1): d = 10, w* uniform on the unit sphere, x ~ N(0, Sigma) with Sigma = diag(kappa, 1, ..., 1)
-projected to the unit sphere, z ~ U[-sigma, sigma], y = <x, w*> + z; a fraction `alpha` of the labels set
-to 1000 in the corruption figure.  Privacy (eps, delta) = (1, min(1e-6, n^-2)); App. K.1's eps = 0.1 is the
+Data (Sec. 5.1): the data registry's generator `paper004_synthetic` (dpbench/data/sets/paper004.py): d = 10,
+w* uniform on the unit sphere, x ~ N(0, Sigma) with Sigma = diag(kappa, 1, ..., 1) projected to the unit sphere,
+z ~ U[-sigma, sigma], y = <x, w*> + z; a fraction `alpha` of the labels set to 1000 in the corruption figure;
+fitted on all n rows (no test part).  Privacy (eps, delta) = (1, min(1e-6, n^-2)); App. K.1's eps = 0.1 is the
 analysis `paper004_fig1_eps0.1`.  Metric: the paper's ||w - w*||_S^2 with S = E[x x^T] of the covariates the
 algorithms see (the projected ones; Monte Carlo with 2e6 draws, fixed seed), not the Sigma before projection.
 
@@ -40,10 +41,12 @@ from dpbench import algorithms
 from dpbench.algorithms.robust_gd import C2_SMALLEST
 from dpbench.analyses import analysis
 from dpbench.claims import Verdict, claim, failed, majority, paired_cells
+from dpbench.data import Dataset, load_dataset
+from dpbench.plots.paper004 import excess_error
 
-D = 10
-CORRUPT_LABEL = 1000.0
 DEFAULTS = "DP-ROBGD (dpbench defaults)"
+LABELS = ["DP-ROBGD", DEFAULTS, "DP-ROBGD*", "DP-AMBSSGD", "DP-SSP", "OLS (non-private)",
+          "DP-SSP (y_bound = max|y|, non-private)"]  # in colour order: one colour per algorithm in every figure
 # The grids run (5 trials each).  The paper's kappa and sigma sweeps use n = 1e7; this machine (2 shared cores)
 # runs them at n = 1e6 (a DP-ROBGD fit at 1e7 takes ~30 s, x 5 algorithms x 5 trials per cell).
 FULL = {"n": [10_000, 30_000, 100_000, 300_000, 1_000_000], "n_fixed": 1_000_000, "kappa": [1.0, 3.0, 10.0],
@@ -52,44 +55,16 @@ SMOKE = {"n": [20_000, 50_000], "n_fixed": 50_000, "kappa": [1.0, 3.0], "sigma":
          "trials": 2}
 
 
-def draw(n: int, kappa: float = 1.0, sigma: float = 1.0, alpha: float = 0.0, seed: int = 0):
-    """(X, y, w*) of Sec. 5.1; the first round(alpha n) labels (random rows) set to 1000 (Sec. 5.2)."""
-    rng = np.random.default_rng(np.random.SeedSequence([4, seed, n, int(kappa * 1000), int(sigma * 1e4)]))
-    w = rng.normal(size=D)
-    w /= np.linalg.norm(w)
-    scale = np.ones(D)
-    scale[0] = math.sqrt(kappa)
-    X = rng.normal(size=(n, D)) * scale
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    y = X @ w + rng.uniform(-sigma, sigma, size=n)
-    if alpha:
-        y[rng.choice(n, int(round(alpha * n)), replace=False)] = CORRUPT_LABEL
-    return X, y, w
+def trial_data(n: int, kappa: float, sigma: float, alpha: float, seed: int) -> Dataset:
+    """One trial's data: n rows of the Sec. 5.1 design, all for training; `extra` holds w* and S = E[x x^T]."""
+    return load_dataset({"name": "paper004_synthetic", "n_train": n, "n_test": 0, "kappa": kappa, "sigma": sigma,
+                         "fraction": alpha}, split_seed=seed)
 
 
-_MOMENTS: dict[float, np.ndarray] = {}
-
-
-def second_moment(kappa: float) -> np.ndarray:
-    """S = E[x x^T] of the projected covariates (Monte Carlo, 2e6 draws, fixed seed; exact I/d at kappa = 1)."""
-    if kappa not in _MOMENTS:
-        if kappa == 1.0:
-            _MOMENTS[kappa] = np.eye(D) / D
-        else:
-            rng = np.random.default_rng(12345)
-            acc = np.zeros((D, D))
-            for _ in range(4):
-                X = rng.normal(size=(500_000, D))
-                X[:, 0] *= math.sqrt(kappa)
-                X /= np.linalg.norm(X, axis=1, keepdims=True)
-                acc += X.T @ X
-            _MOMENTS[kappa] = acc / 2_000_000
-    return _MOMENTS[kappa]
-
-
-def settings(n: int, kappa: float, sigma: float, epsilon: float, corruption: bool, extra: bool):
-    """[(label, registry name, params, private)] for one cell; params are public functions of the design."""
-    ev = np.linalg.eigvalsh(second_moment(kappa))
+def settings(n: int, S: np.ndarray, sigma: float, epsilon: float, corruption: bool, extra: bool):
+    """[(label, registry name, params, private)] for one cell; params are public functions of the design (S: the
+    second moment of its covariates)."""
+    ev = np.linalg.eigvalsh(S)
     lam_max, kappa_s = float(ev[-1]), float(ev[-1] / ev[0])
     delta = min(1e-6, n ** -2.0)
     priv = {"epsilon": epsilon, "delta": delta}
@@ -110,11 +85,11 @@ def settings(n: int, kappa: float, sigma: float, epsilon: float, corruption: boo
 
 
 def run_cell(n, kappa, sigma, alpha, epsilon, trials, corruption=False, extra=False) -> list[dict]:
-    S = second_moment(kappa)
     rows = []
     for seed in range(trials):
-        X, y, w = draw(n, kappa, sigma, alpha, seed)
-        for label, name, params, private in settings(n, kappa, sigma, epsilon, corruption, extra):
+        data = trial_data(n, kappa, sigma, alpha, seed)
+        X, y, w, S = data.X_train, data.y_train, data.extra["coef"], data.extra["second_moment"]
+        for label, name, params, private in settings(n, S, sigma, epsilon, corruption, extra):
             params = dict(params)
             if name == "ssp" and params["y_bound"] is None:
                 params["y_bound"] = float(np.abs(y).max())  # data-dependent: non-private
@@ -156,54 +131,16 @@ def _summary(df: pd.DataFrame, x: str) -> pd.DataFrame:
     return df.groupby(["algorithm", x])["excess_error"].agg(["mean", "std", "count"]).reset_index()
 
 
-def _figure(df: pd.DataFrame, panels: list[tuple[str, str]], title: str):
-    from dpbench.plots.common import plt
-
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False)
-    labels = list(dict.fromkeys(df["algorithm"]))
-    order = ["DP-ROBGD", DEFAULTS, "DP-ROBGD*", "DP-AMBSSGD", "DP-SSP", "OLS (non-private)",
-             "DP-SSP (y_bound = max|y|, non-private)"]  # one colour per algorithm in every figure
-    colors = {lab: plt.get_cmap("tab10")(order.index(lab) if lab in order else 7 + i) for i, lab in enumerate(labels)}
-    for ax, (sweep, x) in zip(axes[0], panels, strict=True):
-        part = df[(df["sweep"] == sweep) & ((df["algorithm"] != DEFAULTS) | (df["sweep"] == "n"))]
-        for lab in labels:
-            runs = part[part["algorithm"] == lab]
-            if runs.empty:
-                continue
-            summ = runs.groupby(x)["excess_error"].mean()
-            style = "--" if not runs["private"].iloc[0] else "-"
-            ax.plot(summ.index, summ.values, style, marker="o", ms=4, color=colors[lab], label=lab)
-            failed = runs[runs["status"] != "ok"].groupby(x)["excess_error"].mean()
-            if len(failed):
-                ax.scatter(failed.index, failed.values, marker="X", s=60, color="crimson", zorder=5)
-        ax.set_xscale("symlog", linthresh=0.01) if x == "alpha" else ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel({"n": "n", "kappa": "kappa (Sigma[0,0])", "sigma": "sigma (noise U[-sigma, sigma])",
-                       "alpha": "fraction of labels set to 1000"}[x])
-        ax.set_ylabel("||w - w*||_S^2 (mean of trials)")
-        ax.grid(alpha=0.3, which="both")
-    handles, names = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="lower center", ncol=min(4, len(names)), bbox_to_anchor=(0.5, -0.12),
-               fontsize=8, title="red X: a trial's histogram came back empty (zero model or stalled steps)",
-               title_fontsize=7)
-    fig.suptitle(title + "\nDP-SSP: x_bound = 1, y_bound = 1 + sigma (public)", fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
 def _run_fig1(out: Path, smoke: bool, epsilon: float, name: str) -> list[Path]:
-    from dpbench.plots.common import save
-
     grid = SMOKE if smoke else FULL
     df = run_all(grid, epsilon, corruption=False)
     table = out / f"{name}.parquet"
     df.to_parquet(table)
     fixed = grid["n_fixed"]
-    fig = _figure(df, [("n", "n"), ("kappa", "kappa"), ("sigma", "sigma")],
-                  f"paper 004 Fig. {'1' if epsilon == 1 else '2'}: d = 10, eps = {epsilon:g}, "
-                  f"delta = min(1e-6, n^-2); kappa = sigma = 1 in the n panel, n = {fixed:.0e} in the kappa "
-                  f"(sigma = 1) and sigma (kappa = 1) panels (paper: 1e7); {grid['trials']} trials")
-    return [table, save(fig, out / f"{name}.png")]
+    title = (f"paper 004 Fig. {'1' if epsilon == 1 else '2'}: d = 10, eps = {epsilon:g}, "
+             f"delta = min(1e-6, n^-2); kappa = sigma = 1 in the n panel, n = {fixed:.0e} in the kappa "
+             f"(sigma = 1) and sigma (kappa = 1) panels (paper: 1e7); {grid['trials']} trials")
+    return [table, excess_error(df, out / f"{name}.png", ["n", "kappa", "sigma"], title, LABELS, DEFAULTS)]
 
 
 @analysis("paper004_fig1", "paper 004 Fig. 1: excess error vs n, kappa, sigma at eps = 1 (DP-ROBGD, DP-ROBGD*, "
@@ -219,15 +156,12 @@ def fig1_eps01(out: Path, smoke: bool = False) -> list[Path]:
 
 @analysis("paper004_corruption", "paper 004 Sec. 5.2: excess error vs the fraction of labels set to 1000")
 def corruption(out: Path, smoke: bool = False) -> list[Path]:
-    from dpbench.plots.common import save
-
     grid = SMOKE if smoke else FULL
     df = run_all(grid, 1.0, corruption=True)
     table = out / "paper004_corruption.parquet"
     df.to_parquet(table)
-    fig = _figure(df, [("alpha", "alpha")], f"paper 004 Sec. 5.2: n = {grid['n_fixed']:.0e}, kappa = sigma = 1, "
-                                            f"eps = 1; {grid['trials']} trials")
-    return [table, save(fig, out / "paper004_corruption.png")]
+    title = f"paper 004 Sec. 5.2: n = {grid['n_fixed']:.0e}, kappa = sigma = 1, eps = 1; {grid['trials']} trials"
+    return [table, excess_error(df, out / "paper004_corruption.png", ["alpha"], title, LABELS, DEFAULTS)]
 
 
 # ---- claims ---------------------------------------------------------------------------------------------------

@@ -21,6 +21,11 @@ def _names(requested: list[str] | None, default: str) -> list[str]:
     return [s["name"] for s in expand_dataset_specs(requested or [default])]  # ValueError naming the valid ones
 
 
+def _width(names) -> int:
+    """The name column's width: the longest name, at least 16."""
+    return max([16, *map(len, names)])
+
+
 def _size(spec) -> tuple[str, str]:
     """n and d as the paper reports them ('-' when it does not)."""
     p = spec.paper
@@ -31,7 +36,8 @@ def _size(spec) -> tuple[str, str]:
 def cmd_list(args) -> int:
     root = _root(args)
     print(f"data directory: {root if root else 'none (set --data-dir or DPBENCH_DATA_DIR)'}")
-    print(f"{'name':<16} {'task':<14} {'n':>7} {'d':>4}  {'availability':<13} {'title':<36} location / reason")
+    w = _width(available())
+    print(f"{'name':<{w}} {'task':<14} {'n':>7} {'d':>4}  {'availability':<13} {'title':<36} location / reason")
     counts: dict[str, int] = {}
     for name in available():
         spec = get_spec(name)
@@ -39,7 +45,7 @@ def cmd_list(args) -> int:
         counts[status] = counts.get(status, 0) + 1
         shown = "MISSING" if status == "missing" else status
         n, d = _size(spec)
-        print(f"{name:<16} {spec.task:<14} {n:>7} {d:>4}  {shown:<13} {spec.title or name:<36} {where}")
+        print(f"{name:<{w}} {spec.task:<14} {n:>7} {d:>4}  {shown:<13} {spec.title or name:<36} {where}")
     print(
         ", ".join(f"{v} {k}" for k, v in counts.items()) + f" of {len(available())}; n and d as in the papers "
         "(d after one-hot); missing sets: `python -m dpbench data import --help`"
@@ -53,8 +59,9 @@ def cmd_verify(args) -> int:
         print(f"no data directory to verify ({root or 'set --data-dir or DPBENCH_DATA_DIR'})")
         return 2
     checks = mirror.verify(root)
+    w = _width(c.name for c in checks)
     for c in checks:
-        print(f"{c.status.upper():<8} {c.name:<16} {c.detail}")
+        print(f"{c.status.upper():<8} {c.name:<{w}} {c.detail}")
     bad = [c.name for c in checks if c.status == "mismatch"]
     n_ok = sum(c.status == "ok" for c in checks)
     print(f"{n_ok} ok, {len(bad)} mismatched, {len(checks) - n_ok - len(bad)} missing in {root}")

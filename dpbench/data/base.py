@@ -18,7 +18,8 @@ class Dataset:
     X are float64 design matrices after encoding (one-hot columns included);
     `feature_types` has one entry per column of X ('continuous' or
     'nominal'), taken from the dataset's schema, never inferred from values.
-    Classification labels are {0, 1}.
+    Classification labels are {0, 1}.  `extra`: what a generator knows beyond
+    the rows (e.g. the true coefficients), for analyses that measure against it.
     """
 
     name: str
@@ -30,6 +31,7 @@ class Dataset:
     feature_names: list[str] = field(default_factory=list)
     feature_types: list[str] = field(default_factory=list)
     source: str = ""
+    extra: dict = field(default_factory=dict)
 
     @property
     def n_train(self) -> int:

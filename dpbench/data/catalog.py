@@ -50,16 +50,21 @@ def resolve_data_dir(configured: str | os.PathLike | None = None) -> Path | None
 
 
 def mirror_path(name: str, root: Path | None) -> Path | None:
-    """Where the mirror file of a dataset would be (None without a mirror directory or for generated data)."""
+    """Where the mirror file of a dataset would be (None without a mirror directory, for generated data or for
+    data no source provides)."""
     spec = get_spec(name)
-    if root is None or spec.generated:
+    if root is None or spec.generated or spec.source.folder is None:
         return None
     return Path(root) / spec.source.folder / spec.source.file_name(spec)
 
 
 def _looked(name: str, root: Path | None) -> str:
     path = mirror_path(name, root)
-    return f"no {path}" if path is not None else f"no data directory ({DATA_DIR_ENV} / data.dir unset)"
+    if path is not None:
+        return f"no {path}"
+    if get_spec(name).source.folder is None:
+        return "not in the mirror"
+    return f"no data directory ({DATA_DIR_ENV} / data.dir unset)"
 
 
 def availability(name: str, root: Path | None) -> tuple[str, str]:
@@ -77,7 +82,9 @@ def availability(name: str, root: Path | None) -> tuple[str, str]:
 
 
 def encode_frame(spec: DatasetSpec, frame: pd.DataFrame, options: dict | None = None) -> Encoded:
-    """A raw frame of `spec` -> X, y (and the official test rows), as its schema and split policy say."""
+    """A raw frame of `spec` -> X, y (and the official test rows), as its `prepare`, schema and split policy say."""
+    if spec.prepare is not None:
+        frame = spec.prepare(frame)
     split_column = SPLIT_COLUMN if spec.split == "official" else None
     return encode(frame, spec.schema, spec.task_for(options or {}), split_column)
 
@@ -128,8 +135,11 @@ def load(name: str, root: Path | None = None, split_seed: int = FIXED_SPLIT_SEED
     spec = get_spec(name)
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    extra = {}
     if spec.generated:
-        enc = encode_frame(spec, spec.source.make(seed=split_seed, **options), options)
+        frame = spec.source.make(seed=split_seed, **options)
+        extra = dict(frame.attrs.get("extra", {}))  # what the generator knows beyond the rows (e.g. true coefficients)
+        enc = encode_frame(spec, frame, options)
         label, where = spec.label_for(options), f"{spec.source.describe()} (seed {split_seed})"
     else:
         if options:
@@ -146,4 +156,5 @@ def load(name: str, root: Path | None = None, split_seed: int = FIXED_SPLIT_SEED
         feature_names=list(enc.feature_names),
         feature_types=list(enc.feature_types),
         source=where,
+        extra=extra,
     )

@@ -149,8 +149,9 @@ def verify(root: Path) -> list[Check]:
         if spec.generated:
             continue
         path = catalog.mirror_path(name, root)
-        if not path.is_file():
-            checks.append(Check(name, "missing", f"no {path} (not checked)"))
+        if path is None or not path.is_file():
+            where = f"no {path}" if path is not None else catalog.availability(name, root)[1]
+            checks.append(Check(name, "missing", f"{where} (not checked)"))
             continue
         if path.parent not in manifests:
             manifests[path.parent] = read_manifest(path.parent)
@@ -163,6 +164,8 @@ def verify(root: Path) -> list[Check]:
 
 def _summary(spec: DatasetSpec) -> str:
     numbers = " ".join(f"{k}={v}" for k, v in spec.paper.items())
+    if not numbers:
+        return "manifest ok (no paper numbers to check)"
     note = " (trained and tested on the official test part, the paper's split)" if spec.paper_split == "paper" else ""
     return f"{numbers} as {spec.paper_table or 'recorded'}{note}; manifest ok"
 

@@ -35,6 +35,9 @@ class DatasetSpec:
     group: a name that selects several datasets at once (e.g. openml_all); slug: the Hydra shorthand
         conf/dataset/<group without _all>/<slug or name>.yaml.
     label: for generators, the name a spec's rows carry in results, from its options.
+    prepare: raw frame -> raw frame before the schema, for a paper's own reading of a shared file (e.g. paper 003's
+        ordinal codes and untransformed labels of an OpenML task).  A generator may put what it knows beyond the
+        rows (true coefficients, ...) in its frame's `attrs['extra']`; loading hands it on as `Dataset.extra`.
     """
 
     name: str
@@ -50,6 +53,7 @@ class DatasetSpec:
     paper_table: str = ""
     paper_split: str = "fixed"
     label: Callable[..., str] | None = None
+    prepare: Callable[[Any], Any] | None = None
 
     def __post_init__(self):
         if self.task not in TASKS:

@@ -1,4 +1,5 @@
-"""Where a dataset's raw frame comes from: an OpenML task, raw files a user downloads, or a generator.
+"""Where a dataset's raw frame comes from: an OpenML task, raw files a user downloads, or a generator
+(or nowhere yet: `Unavailable`, a paper's dataset that is listed as missing with the reason).
 
 File-backed datasets live in a mirror directory (the layout of ../shared/data)
 as `<folder>/<file_name>` parquet files: `data import` writes them from the
@@ -94,6 +95,27 @@ class RawFiles:
                 return None
             found.append(hit)
         return found
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """A dataset a paper used that no source here can provide: listed, and reported missing with `reason`."""
+
+    reason: str
+    folder: ClassVar[None] = None  # no mirror file to look for
+    import_flag: ClassVar[str] = "from no source yet"
+
+    def fetch_hint(self, spec) -> str:
+        return self.reason
+
+    def cached_file(self) -> Path | None:
+        return None
+
+    def not_cached(self) -> str:
+        return f"; {self.reason}"
+
+    def fetch(self) -> tuple[pd.DataFrame | None, str]:
+        return None, ""
 
 
 @dataclass(frozen=True)
