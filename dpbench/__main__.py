@@ -446,9 +446,11 @@ def cmd_algorithms(argv: list[str]) -> int:
     defaults = est().get_params()
     for key, value in defaults.items():
         print(f"    {key} = {value!r}; {_constraint_text(est._parameter_constraints.get(key, 'no_validation'))}")
-    if spec.tuning_space:
+    from dpbench.tuning.spaces import tuning_space
+
+    if tuning_space(spec.name):
         print("  tuned (paper 000 Table I ranges):")
-        for key, space in spec.tuning_space.items():
+        for key, space in tuning_space(spec.name).items():
             print(f"    {key}: {_range_text(space)}")
     return 0
 

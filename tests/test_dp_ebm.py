@@ -26,6 +26,7 @@ from dpbench.algorithms._interpret_patch import InterpretChangedError, public_th
 from dpbench.algorithms.dp_ebm import DPEBMClassifier, DPEBMRegressor, quantile_grid, reachable_score_range
 from dpbench.algorithms.nonprivate import LogisticRegressionClassifier
 from dpbench.privacy import mu_from_epsilon_delta
+from dpbench.tuning.spaces import tuning_space
 
 FAST = {"n_rounds": 5, "random_state": 0}  # a handful of rounds keeps every fit ~10 ms
 
@@ -63,7 +64,7 @@ def test_registry():
                                                                           "classification")]:
         spec = algorithms.get_spec(name)
         assert spec.estimator is cls and spec.task == task and spec.private
-        assert {"x_bound", "n_rounds", "max_leaves"} <= set(spec.tuning_space)  # paper 000 Table I
+        assert {"x_bound", "n_rounds", "max_leaves"} <= set(tuning_space(spec.name))  # paper 000 Table I
         assert "feature_types" in cls().get_params()  # the runner passes the schema's types
         assert spec.audit_params["n_rounds"] <= 20
     assert algorithms.make("dp_ebm_clf").max_leaves == 100  # paper 001's main setting

@@ -8,6 +8,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpbench import algorithms
+from dpbench.tuning.spaces import tuning_space
 
 CONF = Path(__file__).resolve().parent.parent / "dpbench" / "conf" / "algorithm"
 # sklearn's checks a private estimator cannot pass, per algorithm, and why.  (Private estimators carry sklearn's
@@ -61,7 +62,7 @@ def test_registry_entry_is_complete(name):
     assert spec.task in ("regression", "classification")
     est = algorithms.make(name)
     params = est.get_params()
-    for key in list(spec.tuning_space) + list(spec.audit_params):
+    for key in list(tuning_space(spec.name)) + list(spec.audit_params):
         assert key in params, f"{name}: declared range or audit setting for unknown parameter {key}"
     assert spec.fixed_params == {k: v for k, v in params.items() if k not in ("epsilon", "delta", "random_state")}
     if spec.private:

@@ -102,7 +102,7 @@ from dpbench.algorithms.base import (
     private_tags,
     validate_fit_data,
 )
-from dpbench.algorithms.registry import CLIP_BOUND, LEAVES, ROUNDS, algorithm
+from dpbench.algorithms.registry import algorithm
 from dpbench.privacy import PrivacyLedger, exponential_mechanism
 from dpbench.privacy.mechanisms import noise_weakening
 
@@ -258,8 +258,7 @@ class _DPEBMMixin:
         return self._clip(validate_data(self, check_X_y(X), dtype=float, reset=False))
 
 
-@algorithm("dp_ebm", label="DP-EBM", tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND, "n_rounds": ROUNDS,
-                                   "max_leaves": LEAVES},
+@algorithm("dp_ebm", label="DP-EBM",
            audit_params={"n_rounds": 10},  # keeps the audit's thousands of fits cheap; the argument holds for all
            # the binning's first merge (max_bins 17: interpret merges to 16) decides the canary's bin
            audit_power={"design": "quantile_tie", "rows": 646, "runs": 1000,
@@ -325,7 +324,7 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
 
 
 
-@algorithm("dp_ebm_clf", label="DP-EBM", tuning_space={"x_bound": CLIP_BOUND, "n_rounds": ROUNDS, "max_leaves": LEAVES},
+@algorithm("dp_ebm_clf", label="DP-EBM",
            audit_params={"n_rounds": 10, "max_leaves": 3},
            audit_power={"design": "quantile_tie", "rows": 646, "runs": 1000,  # as the regressor's, public bounds
                         "params": {"n_rounds": 1, "max_bins": 17, "max_leaves": 100, "learning_rate": 1.0,

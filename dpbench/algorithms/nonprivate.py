@@ -17,9 +17,7 @@ from dpbench.algorithms.base import (
 )
 from dpbench.algorithms.boosting import LOSSES, boosting_path, loss_targets, loss_value
 from dpbench.algorithms.linear_algebra import inverse_psd, solve_psd
-from dpbench.algorithms.registry import LR_SCHEDULE, ROUNDS, algorithm
-
-PENALTY = {"type": "float", "low": 1e-5, "high": 1e5, "log": True}
+from dpbench.algorithms.registry import algorithm
 
 
 @algorithm("ols", label="OLS", description="non-private ordinary least squares")
@@ -37,7 +35,7 @@ class OLSRegressor(DPLinearRegressor):
         return np.linalg.lstsq(X, y, rcond=None)[0]
 
 
-@algorithm("ridge", label="Ridge", tuning_space={"alpha": PENALTY}, description="non-private ridge regression")
+@algorithm("ridge", label="Ridge", description="non-private ridge regression")
 class RidgeRegressor(DPLinearRegressor):
     """Ridge regression (X^T X + alpha I)^{-1} X^T y; the intercept column is penalised too."""
 
@@ -53,7 +51,7 @@ class RidgeRegressor(DPLinearRegressor):
         return solve_psd(X.T @ X + self.alpha * np.eye(X.shape[1]), X.T @ y)
 
 
-@algorithm("boosted_linear_clf", label="Boosted linear", tuning_space={"n_rounds": ROUNDS, "lr_schedule": LR_SCHEDULE},
+@algorithm("boosted_linear_clf", label="Boosted linear",
            description="non-private gradient boosting of linear models (paper 001 Fig. 1)")
 class BoostedLinearClassifier(DPLinearClassifier):
     """Non-private gradient boosting of ridge regressors (paper 001 Fig. 1): Alg. 2 without noise or clipping.
@@ -91,7 +89,7 @@ class BoostedLinearClassifier(DPLinearClassifier):
 
 
 @algorithm("logreg", label="Logistic regression",
-           tuning_space={"C": PENALTY}, description="non-private L2-regularised logistic regression")
+           description="non-private L2-regularised logistic regression")
 class LogisticRegressionClassifier(DPLinearClassifier):
     """Non-private L2-regularised logistic regression (sklearn's lbfgs solver) on phi(x).
 

@@ -1,11 +1,12 @@
-"""One place that knows every algorithm: its estimator, task, privacy, fixed settings and tuning ranges.
+"""One place that knows every algorithm: its estimator, task, privacy and fixed settings (library facts).
 
 An algorithm is declared once, next to its class, with the `@algorithm(...)`
 decorator.  Its fixed ("paper") settings are the estimator's constructor
 defaults (their sources are in each class docstring); task and privacy
-come from the class.  Tuning ranges follow paper 000 Table I: a range is a
-dict understood by `dpbench.tuning`: {'type': 'float', 'low', 'high', 'log'},
-{'type': 'int', 'low', 'high', 'log'} or {'type': 'categorical', 'choices'}.
+come from the class.  What only the harness needs is kept there, keyed by
+the algorithm's name: tuning spaces in `dpbench.tuning.spaces`, audit
+settings in `dpbench.audit.settings`, display labels in `dpbench.plots.styles`
+(`dpbench.extend.register_algorithm` declares all of them at once).
 """
 
 from __future__ import annotations
@@ -15,11 +16,6 @@ from typing import Any
 
 from sklearn.base import is_classifier
 
-# Table I ranges, named once.
-CLIP_BOUND = {"type": "float", "low": 1e-5, "high": 1e5, "log": True}
-ROUNDS = {"type": "int", "low": 1, "high": 4000, "log": True}
-LR_SCHEDULE = {"type": "categorical", "choices": ["constant", "1/t", "1/sqrt(t)"]}
-LEAVES = {"type": "int", "low": 1, "high": 1000, "log": True}
 NOT_PRIVACY_PARAMS = ("epsilon", "delta", "random_state")
 
 
@@ -29,7 +25,6 @@ class AlgorithmSpec:
     estimator: type
     task: str  # 'regression' or 'classification'
     private: bool
-    tuning_space: dict[str, dict] = field(default_factory=dict)
     description: str = ""
     label: str = ""  # the name in figures and tables (the papers' name)
     # the empirical audit (dpbench.privacy.audit): hyperparameters that keep its thousands of fits cheap

@@ -31,7 +31,7 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 import dpbench
-from dpbench import algorithms, results
+from dpbench import algorithms, results, tuning
 from dpbench.algorithms.shared import SharedData
 from dpbench.data import MissingDataError, dataset_label, load_dataset
 from dpbench.runner import lock
@@ -134,7 +134,7 @@ def make_estimator(run: RunSpec, data):
         selector = "private_selection" if spec.task == "regression" else "private_selection_clf"
         spec, params = algorithms.get_spec(selector), {
             "algorithm": run.algorithm, "base_params": params, "n_candidates": run.tuning["n_candidates"],
-            "validation_fraction": run.tuning["validation_fraction"], "pinned": run.tuning.get("pinned")}
+            "validation_fraction": run.tuning["validation_fraction"], "space": tuning.search_space(spec, run.tuning)}
     if spec.private:
         params.update(epsilon=run.epsilon, delta=run.delta)
     return algorithms.make(spec.name, random_state=run.random_state, **params)
