@@ -293,7 +293,7 @@ AUDIT_COLUMNS = ["algorithm", "design", "epsilon", "eps_lb", "mu", "mu_lb", "run
 
 
 def cmd_audit(argv: list[str]) -> int:
-    from dpbench.privacy.audit import DEFAULT_DELTA, DESIGNS
+    from dpbench.audit import DEFAULT_DELTA, DESIGNS
 
     parser = _OneLineParser(
         prog="python -m dpbench audit",
@@ -327,8 +327,8 @@ def cmd_audit(argv: list[str]) -> int:
 
     import pandas as pd
 
+    from dpbench.audit import run_audit
     from dpbench.plots.audit import plot_audit
-    from dpbench.privacy.audit import run_audit
 
     epsilons = _floats(args.epsilons) if args.epsilons is not None else ([0.1, 1.0, 10.0] if args.full else [1.0])
     runs = args.runs if args.runs is not None else (2000 if args.full else 500)
@@ -336,7 +336,7 @@ def cmd_audit(argv: list[str]) -> int:
         raise ValueError(f"--n-jobs must be >= 1, got {args.n_jobs}")
     if args.dry_run:
         from dpbench import algorithms
-        from dpbench.privacy.audit import check_request
+        from dpbench.audit import check_request
 
         names, designs = check_request(args.algorithms, epsilons, args.designs, runs, args.delta)
         pairs = sum(DESIGNS[d](algorithms.get_spec(n)) is not None for n in names for d in designs)

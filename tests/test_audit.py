@@ -13,8 +13,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from dpbench import algorithms
 from dpbench.__main__ import main
 from dpbench.algorithms import registry
-from dpbench.privacy import PrivacyLedger, epsilon_from_mu_delta, mu_from_epsilon_delta
-from dpbench.privacy.audit import (
+from dpbench.audit import (
     CHEAP_DESIGNS,
     DESIGNS,
     POWER_RUNS,
@@ -26,6 +25,7 @@ from dpbench.privacy.audit import (
     power_check,
     run_audit,
 )
+from dpbench.privacy import PrivacyLedger, epsilon_from_mu_delta, mu_from_epsilon_delta
 
 # ----------------------------------------------------------------------------- bounds
 

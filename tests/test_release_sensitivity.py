@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from dpbench import algorithms
-from dpbench.privacy.audit import DESIGNS
+from dpbench.audit import DESIGNS
 from dpbench.privacy.mechanisms import recorded_releases
 
 # noise drawn inside interpret, not by dpbench's mechanisms: DP-EBM is checked by its own tests and the audit

@@ -27,7 +27,7 @@ class AlgorithmSpec:
     private: bool
     description: str = ""
     label: str = ""  # the name in figures and tables (the papers' name)
-    # the empirical audit (dpbench.privacy.audit): hyperparameters that keep its thousands of fits cheap
+    # the empirical audit (dpbench.audit): hyperparameters that keep its thousands of fits cheap
     # (the privacy argument holds for every setting), the rows its designs need to reach the algorithm's
     # releases (None: the audit's default), and an n at which the algorithm once branched on n (d = 3)
     audit_params: dict[str, Any] = field(default_factory=dict)
