@@ -25,6 +25,7 @@ from dpbench.algorithms import _interpret_patch as patch
 from dpbench.algorithms._interpret_patch import InterpretChangedError, public_threshold_numeric_binning
 from dpbench.algorithms.dp_ebm import DPEBMClassifier, DPEBMRegressor, quantile_grid, reachable_score_range
 from dpbench.algorithms.nonprivate import LogisticRegressionClassifier
+from dpbench.audit import audit_settings
 from dpbench.privacy import mu_from_epsilon_delta
 from dpbench.tuning.spaces import tuning_space
 
@@ -66,7 +67,7 @@ def test_registry():
         assert spec.estimator is cls and spec.task == task and spec.private
         assert {"x_bound", "n_rounds", "max_leaves"} <= set(tuning_space(spec.name))  # paper 000 Table I
         assert "feature_types" in cls().get_params()  # the runner passes the schema's types
-        assert spec.audit_params["n_rounds"] <= 20
+        assert audit_settings(name).params["n_rounds"] <= 20
     assert algorithms.make("dp_ebm_clf").max_leaves == 100  # paper 001's main setting
     assert algorithms.make("dp_ebm").y_bound == 1.0
 

@@ -8,6 +8,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpbench import algorithms
+from dpbench.audit import audit_settings
 from dpbench.tuning.spaces import tuning_space
 
 CONF = Path(__file__).resolve().parent.parent / "dpbench" / "conf" / "algorithm"
@@ -44,7 +45,7 @@ def expected_failures(est) -> dict:
 def estimators():
     for name in algorithms.available():
         spec = algorithms.get_spec(name)
-        params = {**spec.audit_params, "random_state": 0} if spec.private else {}
+        params = {**audit_settings(spec.name).params, "random_state": 0} if spec.private else {}
         est = algorithms.make(name, **params)
         est._dpbench_name = name  # not a parameter: only for the expected-failure lookup below
         yield est
@@ -62,7 +63,7 @@ def test_registry_entry_is_complete(name):
     assert spec.task in ("regression", "classification")
     est = algorithms.make(name)
     params = est.get_params()
-    for key in list(tuning_space(spec.name)) + list(spec.audit_params):
+    for key in list(tuning_space(spec.name)) + list(audit_settings(spec.name).params):
         assert key in params, f"{name}: declared range or audit setting for unknown parameter {key}"
     assert spec.fixed_params == {k: v for k, v in params.items() if k not in ("epsilon", "delta", "random_state")}
     if spec.private:
@@ -74,11 +75,11 @@ def test_registry_entry_is_complete(name):
 def test_private_fits_accept_zero_rows_and_reject_zero_features(name):
     """What check_estimators_empty_data_messages would check, minus the part a private fit must not do."""
     spec = algorithms.get_spec(name)
-    est = algorithms.make(name, **spec.audit_params, random_state=0).fit(np.zeros((0, 3)), np.zeros(0))
+    est = algorithms.make(name, **audit_settings(spec.name).params, random_state=0).fit(np.zeros((0, 3)), np.zeros(0))
     out = est.decision_function(np.eye(3)) if spec.task == "classification" else est.predict(np.eye(3))
     assert np.all(np.isfinite(out))
     with pytest.raises(ValueError, match="0 feature"):
-        algorithms.make(name, **spec.audit_params, random_state=0).fit(np.zeros((12, 0)), np.zeros(12))
+        algorithms.make(name, **audit_settings(spec.name).params, random_state=0).fit(np.zeros((12, 0)), np.zeros(12))
 
 
 @pytest.mark.parametrize("name", algorithms.available("classification"))
@@ -91,7 +92,7 @@ def test_private_classifiers_take_their_label_set_from_classes(name):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3)) / 3
     y = np.where(X[:, 0] > 0, "two", "one")
-    est = algorithms.make(name, **spec.audit_params, classes=["one", "two"], random_state=0)
+    est = algorithms.make(name, **audit_settings(spec.name).params, classes=["one", "two"], random_state=0)
     for Xc, yc in [(X, y), (X.astype(np.float32), y), ((X * 10).astype(int), y), (X, np.full(40, "one")),
                    (X[:0], y[:0])]:
         assert set(est.fit(Xc, yc).predict(X)) <= {"one", "two"}

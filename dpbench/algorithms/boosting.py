@@ -169,7 +169,7 @@ class BoostingBatch:
         return estimators
 
 
-@algorithm("boosted_adassp", label="BoostedAdaSSP", audit_params={"n_rounds": 10},
+@algorithm("boosted_adassp", label="BoostedAdaSSP",
            description="BoostedAdaSSP (paper 000 Alg. 1): gradient boosting over AdaSSP")
 class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
     """Private gradient boosting of ridge regressors (paper 000 Alg. 1).
@@ -206,8 +206,7 @@ class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
         return private_boosting(self, X, y, "squared", mu, rng, ledger)
 
 
-@algorithm("boosted_adassp_clf", label="BoostedAdaSSP", audit_params={"n_rounds": 10},
-           audit_power={"params": {"n_rounds": 1}},  # at 10 rounds the residuals of clip_pull's rows vanish
+@algorithm("boosted_adassp_clf", label="BoostedAdaSSP",
            description="BoostedAdaSSP for binary classification (paper 001 Alg. 2); loss squared/logistic/hinge")
 class BoostedAdaSSPClassifier(BoostingBatch, DPLinearClassifier):
     """BoostedAdaSSP for binary classification (paper 001 Alg. 2).

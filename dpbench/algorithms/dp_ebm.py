@@ -259,11 +259,6 @@ class _DPEBMMixin:
 
 
 @algorithm("dp_ebm", label="DP-EBM",
-           audit_params={"n_rounds": 10},  # keeps the audit's thousands of fits cheap; the argument holds for all
-           # the binning's first merge (max_bins 17: interpret merges to 16) decides the canary's bin
-           audit_power={"design": "quantile_tie", "rows": 646, "runs": 1000,
-                        "params": {"n_rounds": 1, "max_bins": 17, "max_leaves": 100, "learning_rate": 1.0,
-                                   "bin_budget_frac": 0.9}},
            description="DP-EBM (interpret): private explainable boosting with random-split trees")
 class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
     """DP-EBM regressor (interpret's DPExplainableBoostingRegressor) with data-independent bounds.
@@ -325,10 +320,6 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
 
 
 @algorithm("dp_ebm_clf", label="DP-EBM",
-           audit_params={"n_rounds": 10, "max_leaves": 3},
-           audit_power={"design": "quantile_tie", "rows": 646, "runs": 1000,  # as the regressor's, public bounds
-                        "params": {"n_rounds": 1, "max_bins": 17, "max_leaves": 100, "learning_rate": 1.0,
-                                   "bin_budget_frac": 0.9, "bound_quantile": None, "x_bound": 1.0}},
            description="DP-EBM classifier (interpret); paper 001's tree-boosting partner")
 class DPEBMClassifier(_DPEBMMixin, DPClassifier):
     """DP-EBM binary classifier (interpret's DPExplainableBoostingClassifier) with data-independent bounds.

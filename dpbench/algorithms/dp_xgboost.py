@@ -155,11 +155,6 @@ class DPXGBoostTrees:
 
 
 @algorithm("dp_xgboost", label="DP-XGBoost",
-           audit_params={"n_rounds": 3, "max_depth": 3},
-           # one stump on every record; the sketch's first 1/16 cut decides the canary's leaf
-           audit_power={"design": "quantile_tie", "rows": 320, "runs": 600,
-                        "params": {"n_rounds": 1, "max_depth": 1, "subsample": 1.0, "n_bins": 30, "n_candidates": 16,
-                                   "x_bound": 1.0}},
            description="DP-XGBoost (Grislain & Gonzalvez 2021): private XGBoost trees, Poisson subsampling, "
                        "rounds composed by dp-accounting's PLD")
 class DPXGBoostClassifier(DPClassifier):

@@ -41,7 +41,6 @@ def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, theta: np.ndarray, bound,
 
 
 @algorithm("dpgd", label="DP-GD",
-           audit_params={"n_rounds": 1},  # one step: the clipped gradients reach the output most directly
            description="DP gradient descent on the squared loss with per-example gradient clipping")
 class DPGDRegressor(DPLinearRegressor):
     """Noisy full-batch gradient descent on (1/2n) sum_i (x_i^T theta - y_i)^2, starting at theta = 0.

@@ -207,9 +207,6 @@ class _PrivateSelection(DPEstimator):
 
 
 @algorithm("private_selection", label="Private selection",
-           audit_params={"n_candidates": 3},
-           # one candidate (AdaSSP at the whole budget, its bounds pinned) on ~95% of the records: AdaSSP's power
-           audit_power={"runs": 600, "params": {"n_candidates": 1, "validation_fraction": 0.05, "space": {}}},
            description="private hyperparameter selection (beyond the papers): K random candidates on a fit part, "
                        "exponential-mechanism vote on a validation part")
 class PrivateSelectionRegressor(RegressorMixin, _PrivateSelection):
@@ -231,10 +228,6 @@ class PrivateSelectionRegressor(RegressorMixin, _PrivateSelection):
 
 
 @algorithm("private_selection_clf", label="Private selection",
-           audit_params={"n_candidates": 3},
-           # one candidate (BoostedAdaSSP, one round, everything pinned) on ~95% of the records: its power
-           audit_power={"runs": 600, "params": {"n_candidates": 1, "validation_fraction": 0.05, "space": {},
-                                                "base_params": {"n_rounds": 1}}},
            description="private hyperparameter selection for classifiers (beyond the papers): K random "
                        "candidates on a fit part, exponential-mechanism vote on a validation part")
 class PrivateSelectionClassifier(ClassifierMixin, _PrivateSelection):

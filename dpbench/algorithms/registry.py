@@ -11,7 +11,7 @@ settings in `dpbench.audit.settings`, display labels in `dpbench.plots.styles`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sklearn.base import is_classifier
@@ -27,15 +27,6 @@ class AlgorithmSpec:
     private: bool
     description: str = ""
     label: str = ""  # the name in figures and tables (the papers' name)
-    # the empirical audit (dpbench.audit): hyperparameters that keep its thousands of fits cheap
-    # (the privacy argument holds for every setting), the rows its designs need to reach the algorithm's
-    # releases (None: the audit's default), and an n at which the algorithm once branched on n (d = 3)
-    audit_params: dict[str, Any] = field(default_factory=dict)
-    audit_rows: int | None = None
-    audit_branch_n: int | None = None
-    # the audit's power: {'design': a name in audit.DESIGNS, 'params': estimator params over audit_params,
-    # 'runs': fits a side} on which a copy of the algorithm with every noise scale x 0.1 is caught at eps 1
-    audit_power: dict[str, Any] = field(default_factory=dict)
 
     @property
     def fixed_params(self) -> dict[str, Any]:

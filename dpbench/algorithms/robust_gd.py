@@ -53,10 +53,7 @@ ROBUST_CONSTRAINTS = {**PRIVACY, **FIT_INTERCEPT, "n_rounds": COUNT, "learning_r
                       "count_share": FRACTION}
 
 
-@algorithm("robgd", label="DP-ROBGD", audit_params={"n_rounds": 2, "trace": 1.0}, audit_rows=20_000,
-           # one gradient release, the added record in S3 with probability 0.95, its clipped gradient Theta theta
-           audit_power={"design": "orthogonal", "rows": 2000, "runs": 1000,
-                        "params": {"n_rounds": 1, "gamma_fraction": 0.05, "norm_bound": 1.0}},
+@algorithm("robgd", label="DP-ROBGD",
            description="DP-ROBGD (paper 004 Alg. 1): robust private full-batch GD with private adaptive clipping")
 class DPRobGDRegressor(DPLinearRegressor):
     """DP-ROBGD, paper 004 Alg. 1 (and DP-ROBGD* with `best_iterate`).
@@ -286,10 +283,7 @@ class DPRobGDRegressor(DPLinearRegressor):
         return w
 
 
-@algorithm("ambssgd", label="DP-AMBSSGD", audit_params={"n_rounds": 2}, audit_rows=20_000,
-           # one batch, the added record in V with probability 0.95, its clipped gradient theta against the noise
-           audit_power={"design": "orthogonal", "rows": 2000, "runs": 1000,
-                        "params": {"n_rounds": 1, "stat_fraction": 0.05, "noise_calibration": "analytic"}},
+@algorithm("ambssgd", label="DP-AMBSSGD",
            description="DP-AMBSSGD (Varshney et al. 2022; paper 004 eq. 1): one-pass private SGD with adaptive "
                        "clipping")
 class DPAMBSSGDRegressor(DPLinearRegressor):

@@ -211,10 +211,6 @@ def sample_point_with_depth(S: np.ndarray, depth: int, rng: np.random.Generator)
 
 
 @algorithm("tukey", label="TukeyEM",
-           audit_branch_n=2999,  # the old code returned the zero model below n = m d = 1000 x 3
-           # the weakened copy is caught at the model level (Privacy (a)): on records, the random partition's
-           # spread hides which of the m models one record moves (dpbench/audit/designs.py, tukey_models)
-           audit_power={"design": "tukey_models", "runs": 300},
            description="TukeyEM (Amin et al. 2023): PTR + exponential mechanism over approximate Tukey depth of m "
                        "OLS models")
 class TukeyEMRegressor(DPLinearRegressor):

@@ -31,6 +31,7 @@ from sklearn.base import clone
 
 from dpbench.audit.bounds import audit_outputs
 from dpbench.audit.designs import DESIGNS
+from dpbench.audit.settings import audit_settings
 
 DEFAULT_DELTA = 1e-6
 
@@ -65,7 +66,8 @@ def _jobs(name, spec, design_name, design, epsilon, delta, runs, seed, chunk, pa
     """The chunked fit tasks of one (algorithm, design, epsilon): (side, delayed call) pairs."""
     from dpbench import algorithms
 
-    settings = {**spec.audit_params, **params.get(name, {}), **design.params, "epsilon": epsilon, "delta": delta}
+    settings = {**audit_settings(name).params, **params.get(name, {}), **design.params, "epsilon": epsilon,
+                "delta": delta}
     template = design.estimator(**settings) if design.estimator else algorithms.make(name, **settings)
     method = "decision_function" if spec.task == "classification" else "predict"
     for side, (X, y) in enumerate([(design.X, design.y), design.neighbour()]):
@@ -104,7 +106,7 @@ def run_audit(algorithms: list[str] | None = None, epsilons=(1.0,), designs=None
     """The audit table: one row per (algorithm, design, epsilon).  See the module docstring.
 
     algorithms None: every private algorithm; designs None: all of DESIGNS; runs: fits per side;
-    params: extra hyperparameters per algorithm name (over spec.audit_params, under the design's).
+    params: extra hyperparameters per algorithm name (over its `params` audit setting, under the design's).
     Fits run through joblib in chunks of `chunk` seeds under the active `joblib.parallel_config`
     (so the runner's backend, e.g. dask, applies); n_jobs None takes n_jobs from that config too.
     `progress(done, total, seconds)` is called as chunks finish (the CLI prints a line).
@@ -169,10 +171,9 @@ def power_check(name: str, epsilon: float = 1.0, factor: float = POWER_FACTOR, s
 
     Runs in this process (the weakening does not reach joblib workers), so keep the design cheap.
     """
-    from dpbench import algorithms
     from dpbench.privacy.mechanisms import weakened_noise
 
-    runs = algorithms.get_spec(name).audit_power.get("runs", POWER_RUNS)
+    runs = audit_settings(name).power.get("runs", POWER_RUNS)
     with weakened_noise(factor):
         table = run_audit([name], epsilons=(epsilon,), designs=["power"], runs=runs, n_jobs=1, seed=seed, chunk=runs)
     return table.iloc[0].to_dict()
