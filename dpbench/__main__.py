@@ -439,7 +439,9 @@ def cmd_algorithms(argv: list[str]) -> int:
         return 0
     spec = algorithms.get_spec(args.name)  # ValueError naming the valid ones
     est = spec.estimator
-    print(f"{spec.name}: {spec.label or spec.name} ({spec.task}; privacy: {_privacy_text(spec)})")
+    from dpbench.plots.styles import LABELS
+
+    print(f"{spec.name}: {LABELS.get(spec.name) or spec.name} ({spec.task}; privacy: {_privacy_text(spec)})")
     print(f"  {spec.description}")
     print(f"  class {est.__module__}.{est.__name__} (its docstring gives the argument and the sources)")
     print("  parameters (default; constraint):")

@@ -169,8 +169,7 @@ class BoostingBatch:
         return estimators
 
 
-@algorithm("boosted_adassp", label="BoostedAdaSSP",
-           description="BoostedAdaSSP (paper 000 Alg. 1): gradient boosting over AdaSSP")
+@algorithm("boosted_adassp", description="BoostedAdaSSP (paper 000 Alg. 1): gradient boosting over AdaSSP")
 class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
     """Private gradient boosting of ridge regressors (paper 000 Alg. 1).
 
@@ -206,7 +205,7 @@ class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
         return private_boosting(self, X, y, "squared", mu, rng, ledger)
 
 
-@algorithm("boosted_adassp_clf", label="BoostedAdaSSP",
+@algorithm("boosted_adassp_clf",
            description="BoostedAdaSSP for binary classification (paper 001 Alg. 2); loss squared/logistic/hinge")
 class BoostedAdaSSPClassifier(BoostingBatch, DPLinearClassifier):
     """BoostedAdaSSP for binary classification (paper 001 Alg. 2).

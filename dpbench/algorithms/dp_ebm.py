@@ -258,8 +258,7 @@ class _DPEBMMixin:
         return self._clip(validate_data(self, check_X_y(X), dtype=float, reset=False))
 
 
-@algorithm("dp_ebm", label="DP-EBM",
-           description="DP-EBM (interpret): private explainable boosting with random-split trees")
+@algorithm("dp_ebm", description="DP-EBM (interpret): private explainable boosting with random-split trees")
 class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
     """DP-EBM regressor (interpret's DPExplainableBoostingRegressor) with data-independent bounds.
 
@@ -319,8 +318,7 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
 
 
 
-@algorithm("dp_ebm_clf", label="DP-EBM",
-           description="DP-EBM classifier (interpret); paper 001's tree-boosting partner")
+@algorithm("dp_ebm_clf", description="DP-EBM classifier (interpret); paper 001's tree-boosting partner")
 class DPEBMClassifier(_DPEBMMixin, DPClassifier):
     """DP-EBM binary classifier (interpret's DPExplainableBoostingClassifier) with data-independent bounds.
 

@@ -154,7 +154,7 @@ class DPXGBoostTrees:
         return s
 
 
-@algorithm("dp_xgboost", label="DP-XGBoost",
+@algorithm("dp_xgboost",
            description="DP-XGBoost (Grislain & Gonzalvez 2021): private XGBoost trees, Poisson subsampling, "
                        "rounds composed by dp-accounting's PLD")
 class DPXGBoostClassifier(DPClassifier):

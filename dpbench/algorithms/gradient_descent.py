@@ -40,8 +40,7 @@ def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, theta: np.ndarray, bound,
     return X.T @ np.nan_to_num(c, nan=0.0, copy=False)
 
 
-@algorithm("dpgd", label="DP-GD",
-           description="DP gradient descent on the squared loss with per-example gradient clipping")
+@algorithm("dpgd", description="DP gradient descent on the squared loss with per-example gradient clipping")
 class DPGDRegressor(DPLinearRegressor):
     """Noisy full-batch gradient descent on (1/2n) sum_i (x_i^T theta - y_i)^2, starting at theta = 0.
 

@@ -206,7 +206,7 @@ class _PrivateSelection(DPEstimator):
         return self.model_.predict(X)
 
 
-@algorithm("private_selection", label="Private selection",
+@algorithm("private_selection",
            description="private hyperparameter selection (beyond the papers): K random candidates on a fit part, "
                        "exponential-mechanism vote on a validation part")
 class PrivateSelectionRegressor(RegressorMixin, _PrivateSelection):
@@ -227,7 +227,7 @@ class PrivateSelectionRegressor(RegressorMixin, _PrivateSelection):
         return private_tags(self, super().__sklearn_tags__())
 
 
-@algorithm("private_selection_clf", label="Private selection",
+@algorithm("private_selection_clf",
            description="private hyperparameter selection for classifiers (beyond the papers): K random "
                        "candidates on a fit part, exponential-mechanism vote on a validation part")
 class PrivateSelectionClassifier(ClassifierMixin, _PrivateSelection):

@@ -26,7 +26,6 @@ class AlgorithmSpec:
     task: str  # 'regression' or 'classification'
     private: bool
     description: str = ""
-    label: str = ""  # the name in figures and tables (the papers' name)
 
     @property
     def fixed_params(self) -> dict[str, Any]:
@@ -45,11 +44,14 @@ def register(spec: AlgorithmSpec) -> AlgorithmSpec:
 
 
 def algorithm(name: str, **declaration):
-    """Class decorator: register the estimator under `name` (task and privacy read from the class)."""
+    """Class decorator: register the estimator under `name`; task from the class, privacy from its `private`
+    attribute (dpbench's base classes set it), else whether its constructor takes `epsilon`."""
 
     def decorate(cls):
         task = "classification" if is_classifier(cls()) else "regression"
-        register(AlgorithmSpec(name, cls, task, bool(cls.private), **declaration))
+        private = getattr(cls, "private", None)
+        private = "epsilon" in cls().get_params() if private is None else bool(private)
+        register(AlgorithmSpec(name, cls, task, private, **declaration))
         return cls
 
     return decorate

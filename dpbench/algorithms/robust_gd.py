@@ -53,7 +53,7 @@ ROBUST_CONSTRAINTS = {**PRIVACY, **FIT_INTERCEPT, "n_rounds": COUNT, "learning_r
                       "count_share": FRACTION}
 
 
-@algorithm("robgd", label="DP-ROBGD",
+@algorithm("robgd",
            description="DP-ROBGD (paper 004 Alg. 1): robust private full-batch GD with private adaptive clipping")
 class DPRobGDRegressor(DPLinearRegressor):
     """DP-ROBGD, paper 004 Alg. 1 (and DP-ROBGD* with `best_iterate`).
@@ -283,7 +283,7 @@ class DPRobGDRegressor(DPLinearRegressor):
         return w
 
 
-@algorithm("ambssgd", label="DP-AMBSSGD",
+@algorithm("ambssgd",
            description="DP-AMBSSGD (Varshney et al. 2022; paper 004 eq. 1): one-pass private SGD with adaptive "
                        "clipping")
 class DPAMBSSGDRegressor(DPLinearRegressor):

@@ -80,8 +80,7 @@ def private_gram_and_ridge(
     return noisy_gram, lam
 
 
-@algorithm("adassp", label="AdaSSP",
-           description="AdaSSP (Wang 2018): one-shot private ridge regression")
+@algorithm("adassp", description="AdaSSP (Wang 2018): one-shot private ridge regression")
 class AdaSSPRegressor(SharedStatisticsRegressor):
     """Adaptive sufficient-statistics perturbation (one-shot private ridge regression).
 
@@ -113,8 +112,7 @@ class AdaSSPRegressor(SharedStatisticsRegressor):
         return solve_psd(gram + lam * np.eye(gram.shape[0]), xty)
 
 
-@algorithm("ssp", label="SSP",
-           description="sufficient-statistics perturbation without the adaptive ridge")
+@algorithm("ssp", description="sufficient-statistics perturbation without the adaptive ridge")
 class SSPRegressor(SharedStatisticsRegressor):
     """Plain sufficient-statistics perturbation: noisy X^T X and X^T y, no ridge.
 

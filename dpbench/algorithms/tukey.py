@@ -210,7 +210,7 @@ def sample_point_with_depth(S: np.ndarray, depth: int, rng: np.random.Generator)
     return y
 
 
-@algorithm("tukey", label="TukeyEM",
+@algorithm("tukey",
            description="TukeyEM (Amin et al. 2023): PTR + exponential mechanism over approximate Tukey depth of m "
                        "OLS models")
 class TukeyEMRegressor(DPLinearRegressor):
