@@ -70,17 +70,22 @@ SETTINGS: dict[str, AuditSettings] = {
 }
 
 
+def as_settings(settings: AuditSettings | Mapping) -> AuditSettings:
+    """An AuditSettings from itself or a dict of its fields (ValueError naming an unknown field)."""
+    if isinstance(settings, AuditSettings):
+        return settings
+    unknown = sorted(set(settings) - set(AuditSettings.__dataclass_fields__))
+    if unknown:
+        raise ValueError(f"unknown audit setting(s) {unknown}; valid: params, rows, branch_n, power")
+    return AuditSettings(**settings)
+
+
 def register_audit(name: str, settings: AuditSettings | Mapping) -> AuditSettings:
     """Declare how the audit fits algorithm `name` (an AuditSettings or a dict of its fields)."""
     if name in SETTINGS:
         raise ValueError(f"algorithm {name!r} already has audit settings")
-    if not isinstance(settings, AuditSettings):
-        unknown = sorted(set(settings) - set(AuditSettings.__dataclass_fields__))
-        if unknown:
-            raise ValueError(f"unknown audit setting(s) {unknown} for {name!r}; valid: params, rows, branch_n, power")
-        settings = AuditSettings(**settings)
-    SETTINGS[name] = settings
-    return settings
+    SETTINGS[name] = as_settings(settings)
+    return SETTINGS[name]
 
 
 def audit_settings(name: str) -> AuditSettings:
