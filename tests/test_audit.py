@@ -13,19 +13,22 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from dpbench import algorithms
 from dpbench.__main__ import main
 from dpbench.algorithms import registry
-from dpbench.privacy import PrivacyLedger, epsilon_from_mu_delta, mu_from_epsilon_delta
-from dpbench.privacy.audit import (
+from dpbench.audit import (
     CHEAP_DESIGNS,
     DESIGNS,
     POWER_RUNS,
+    SETTINGS,
     audit_outputs,
+    audit_settings,
     clopper_pearson_lower,
     clopper_pearson_upper,
     epsilon_lower_bound,
     mu_lower_bound,
     power_check,
+    register_audit,
     run_audit,
 )
+from dpbench.privacy import PrivacyLedger, epsilon_from_mu_delta, mu_from_epsilon_delta
 
 # ----------------------------------------------------------------------------- bounds
 
@@ -120,10 +123,12 @@ BROKEN = {"test_sum_ok": {"bug": "none", "n_rounds": 25},
 @pytest.fixture
 def broken_algorithms():
     for name, params in BROKEN.items():
-        registry.register(registry.AlgorithmSpec(name, _SumRelease, "regression", True, audit_params=params))
+        registry.register(registry.AlgorithmSpec(name, _SumRelease, "regression", True))
+        register_audit(name, {"params": params})
     yield list(BROKEN)
     for name in BROKEN:
         registry._REGISTRY.pop(name, None)
+        SETTINGS.pop(name, None)
 
 
 def test_audit_flags_the_broken_estimators_and_passes_the_correct_one(broken_algorithms):
@@ -156,8 +161,8 @@ def test_designs_are_deterministic_and_add_or_swap_one_record(name):
                                 "tukey_models": "tukey"}.get(
         name, "boosted_adassp_clf" if name in CLASSIFIER_DESIGNS else "ssp"))
     a, b = DESIGNS[name](spec), DESIGNS[name](spec)
-    if a is None:  # branch_n without an audit_branch_n
-        assert name == "branch_n" and spec.audit_branch_n is None
+    if a is None:  # branch_n without a branch_n audit setting
+        assert name == "branch_n" and audit_settings(spec.name).branch_n is None
         return
     np.testing.assert_array_equal(a.X, b.X)
     X1, y1 = a.neighbour()
@@ -201,7 +206,7 @@ def test_cli_writes_table_and_figure_and_exits_1_on_violation(capsys, tmp_path, 
 
 # ----------------------------------------------------------------------------- every private algorithm
 
-# cheap settings for algorithms whose owner has not set audit_params yet
+
 def test_every_private_algorithm_passes_a_fast_audit():
     names = [n for n in algorithms.available() if algorithms.get_spec(n).private]
     table = run_audit(names, [1.0], list(CHEAP_DESIGNS) + ["branch_n"], runs=300, n_jobs=2)
@@ -219,7 +224,7 @@ def test_the_audit_catches_a_weakened_copy_of_every_private_algorithm(name):
     violation at eps 1, so a release whose noise is too small (noise times mu, a missing sqrt(T) split, a
     halved sensitivity) cannot pass the audit unseen; and the algorithm itself, on the same design and runs, is
     not (the design is no false alarm)."""
-    runs = algorithms.get_spec(name).audit_power.get("runs", POWER_RUNS)
+    runs = audit_settings(name).power.get("runs", POWER_RUNS)
     plain = run_audit([name], epsilons=(1.0,), designs=["power"], runs=runs, n_jobs=1, chunk=runs).iloc[0]
     assert plain["verdict"] == "ok" and plain["failures"] == 0, plain.to_dict()
     row = power_check(name)

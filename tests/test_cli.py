@@ -20,6 +20,7 @@ from dpbench import algorithms, analyses, config, data, results
 from dpbench.__main__ import main
 from dpbench.data import catalog
 from dpbench.runner.grid import expand
+from dpbench.tuning.spaces import tuning_space
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = "datasets=[{name: synthetic, outlier: label, fraction: 0.05, n_train: 400, n_test: 100, d: 3}]"
@@ -163,7 +164,7 @@ def check_readme_output(args: list[str], out: str, changed: set[Path]) -> None:
         elif args[0] == "algorithms":  # one in full: every parameter with its default and constraint
             spec = algorithms.get_spec(args[1])
             assert out.startswith(f"{args[1]}: ") and all(f"    {k} = " in out for k in spec.estimator().get_params())
-            assert all(f"    {k}: " in out for k in spec.tuning_space)
+            assert all(f"    {k}: " in out for k in tuning_space(spec.name))
         elif args == ["--version"]:
             assert out.strip() == f"dpbench {dpbench.__version__}"
         else:

@@ -21,17 +21,13 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from dpbench import algorithms
-from dpbench.algorithms import dp_ebm
-from dpbench.algorithms.dp_ebm import (
-    DPEBMClassifier,
-    DPEBMRegressor,
-    InterpretChangedError,
-    public_threshold_numeric_binning,
-    quantile_grid,
-    reachable_score_range,
-)
+from dpbench.algorithms import _interpret_patch as patch
+from dpbench.algorithms._interpret_patch import InterpretChangedError, public_threshold_numeric_binning
+from dpbench.algorithms.dp_ebm import DPEBMClassifier, DPEBMRegressor, quantile_grid, reachable_score_range
 from dpbench.algorithms.nonprivate import LogisticRegressionClassifier
+from dpbench.audit import audit_settings
 from dpbench.privacy import mu_from_epsilon_delta
+from dpbench.tuning.spaces import tuning_space
 
 FAST = {"n_rounds": 5, "random_state": 0}  # a handful of rounds keeps every fit ~10 ms
 
@@ -69,9 +65,9 @@ def test_registry():
                                                                           "classification")]:
         spec = algorithms.get_spec(name)
         assert spec.estimator is cls and spec.task == task and spec.private
-        assert {"x_bound", "n_rounds", "max_leaves"} <= set(spec.tuning_space)  # paper 000 Table I
+        assert {"x_bound", "n_rounds", "max_leaves"} <= set(tuning_space(spec.name))  # paper 000 Table I
         assert "feature_types" in cls().get_params()  # the runner passes the schema's types
-        assert spec.audit_params["n_rounds"] <= 20
+        assert audit_settings(name).params["n_rounds"] <= 20
     assert algorithms.make("dp_ebm_clf").max_leaves == 100  # paper 001's main setting
     assert algorithms.make("dp_ebm").y_bound == 1.0
 
@@ -123,7 +119,7 @@ def test_categorical_binning_is_unreachable_in_a_dpbench_fit_only():
     col = np.array(["a", "b", "a"])
     native = Native.get_native_singleton()
     expected = private_categorical_binning(col, None, 1e-9, 2, native.create_rng(0))
-    with dp_ebm._private_interpret(None):
+    with patch.private_interpret(None):
         assert interpret_preprocessor.private_numeric_binning is not private_numeric_binning
         with pytest.raises(RuntimeError, match="categorical binning"):
             interpret_preprocessor.private_categorical_binning(col, None, 1.0, 4, None)
@@ -200,7 +196,7 @@ def test_regression_model_stays_in_the_target_range():
                                              privacy_target_max=1.0, n_jobs=1, random_state=4).fit(X, y)
     assert max(abs(v) for v in reachable_score_range(raw)) > 2.0
     checked = []
-    apply = dp_ebm._BoundedBooster.apply_term_update
+    apply = patch._BoundedBooster.apply_term_update
 
     def checking_apply(self):
         metric = apply(self)
@@ -211,7 +207,7 @@ def test_regression_model_stays_in_the_target_range():
         return metric
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(dp_ebm._BoundedBooster, "apply_term_update", checking_apply)
+    mp.setattr(patch._BoundedBooster, "apply_term_update", checking_apply)
     try:
         for seed in range(3):
             est = DPEBMRegressor(random_state=seed, n_rounds=100).fit(X, y)
@@ -303,7 +299,7 @@ def test_replacements_are_restored_when_interpret_fails(monkeypatch, reg_data):
     assert info.value.__cause__ is not None
     assert interpret_preprocessor.private_numeric_binning is private_numeric_binning
     assert interpret_preprocessor.calc_gdp_noise_multi is calc_gdp_noise_multi is interpret_ebm.calc_gdp_noise_multi
-    assert interpret_boost.Booster is Booster and dp_ebm._swap["active"] == 0 and not dp_ebm._swap["originals"]
+    assert interpret_boost.Booster is Booster and patch._swap["active"] == 0 and not patch._swap["originals"]
 
 
 def test_noise_scales_use_dpbench_mu_where_interpret_is_wrong(reg_data):

@@ -14,6 +14,7 @@ from dpbench.algorithms.base import clip_rows
 from dpbench.algorithms.gradient_descent import DPGDRegressor, clipped_gradient_sum
 from dpbench.algorithms.nonprivate import OLSRegressor
 from dpbench.privacy import mu_from_epsilon_delta
+from dpbench.tuning.spaces import tuning_space
 
 
 def chi2_ok(stat: float, dof: int, z: float = 5.0) -> bool:
@@ -27,7 +28,7 @@ def test_registry():
     assert (est.grad_bound, est.n_rounds, est.lr_schedule, est.learning_rate) == (1.0, 100, "constant", 1.0)
     spec = algorithms.get_spec("dpgd")
     assert spec.private and spec.task == "regression"
-    assert set(spec.tuning_space) == {"grad_bound", "n_rounds", "lr_schedule"}  # paper 000 Table I
+    assert set(tuning_space(spec.name)) == {"grad_bound", "n_rounds", "lr_schedule"}  # paper 000 Table I
 
 
 def test_ledger_matches_budget():

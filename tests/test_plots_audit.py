@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from matplotlib.collections import PathCollection
 
+from dpbench.audit import epsilon_lower_bound, mu_lower_bound
 from dpbench.plots.audit import plot_audit
-from dpbench.privacy.audit import epsilon_lower_bound, mu_lower_bound
 
 DELTA = 1e-6
 

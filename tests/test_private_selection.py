@@ -10,6 +10,7 @@ import pytest
 from dpbench import algorithms, results
 from dpbench.algorithms.private_selection import votes
 from dpbench.runner.sweep import run_sweep
+from dpbench.tuning.spaces import tuning_space
 
 
 def _data(n=4000, seed=0):
@@ -22,7 +23,7 @@ def _data(n=4000, seed=0):
 def test_ledger_composes_to_the_budget(base):
     X, y = _data(30_000)
     est = algorithms.make("private_selection", algorithm=base, epsilon=2.0, delta=1e-6, n_candidates=3,
-                          random_state=1).fit(X, y)
+                          space=tuning_space(base), random_state=1).fit(X, y)
     ledger = est.privacy_ledger_
     eps, delta = ledger.epsilon_delta(1e-6)
     assert eps <= 2.0 * (1 + 1e-9) and delta <= 1e-6 * (1 + 1e-9)
@@ -33,9 +34,19 @@ def test_ledger_composes_to_the_budget(base):
 
 
 def test_candidates_do_not_depend_on_the_data():
-    a = algorithms.make("private_selection", n_candidates=5, random_state=3).fit(*_data(2000, seed=0))
-    b = algorithms.make("private_selection", n_candidates=5, random_state=3).fit(*_data(3000, seed=1))
-    assert a.candidates_ == b.candidates_
+    space = tuning_space("adassp")
+    a = algorithms.make("private_selection", n_candidates=5, space=space, random_state=3).fit(*_data(2000, seed=0))
+    b = algorithms.make("private_selection", n_candidates=5, space=space, random_state=3).fit(*_data(3000, seed=1))
+    assert a.candidates_ == b.candidates_ and len({json.dumps(c) for c in a.candidates_}) == 5
+
+
+def test_the_space_is_a_parameter():
+    """The candidates come from `space` (the library knows no tuning spaces); none: the base setting K times."""
+    est = algorithms.make("private_selection", n_candidates=3, random_state=0).fit(*_data(1000))
+    assert est.candidates_ == [{}, {}, {}] and math.isclose(est.privacy_ledger_.epsilon_delta(1e-6)[0], 1.0)
+    with pytest.raises(ValueError, match=r"space\['x_bound'\]: a log range needs low > 0"):
+        algorithms.make("private_selection", space={"x_bound": {"type": "float", "low": 0, "high": 1, "log": True}},
+                        random_state=0).fit(*_data(100))
 
 
 def test_a_record_changes_every_vote_by_at_most_one():
@@ -59,7 +70,7 @@ def test_a_validation_record_never_swaps_a_candidate_for_the_fallback():
     X1, y1 = np.vstack([X, np.full(X.shape[1], 1.79e308)]), np.append(y, 0.0)
     for seed in range(20):  # the added record joins the validation part in about half of the seeds
         est = algorithms.make("private_selection", algorithm="dpgd", n_candidates=3, validation_fraction=0.5,
-                              random_state=seed).fit(X1, y1)
+                              space=tuning_space("dpgd"), random_state=seed).fit(X1, y1)
         assert est.failed_candidates_ == [] and np.all(np.isfinite(est.votes_)), seed
 
 
@@ -93,7 +104,7 @@ def test_classifier_selection_composes_to_the_budget_and_keeps_the_labels(base):
     X, y = _labelled(6000)
     est = algorithms.make("private_selection_clf", algorithm=base, epsilon=2.0, delta=1e-6, n_candidates=3,
                           base_params={"n_rounds": 5} if base == "dp_xgboost" else None, classes=["no", "yes"],
-                          random_state=1).fit(X, y)
+                          space=tuning_space(base), random_state=1).fit(X, y)
     eps, delta = est.privacy_ledger_.epsilon_delta(1e-6)
     assert math.isclose(eps, 2.0, rel_tol=1e-9) and delta <= 1e-6 * (1 + 1e-9)
     assert list(est.classes_) == ["no", "yes"] and set(est.predict(X[:50])) <= {"no", "yes"}
@@ -107,7 +118,7 @@ def test_the_classifier_vote_is_by_accuracy():
     X, y = _labelled(20_000)
     eps, k = 50.0, 6
     est = algorithms.make("private_selection_clf", epsilon=eps, n_candidates=k, classes=["no", "yes"],
-                          random_state=4).fit(X, y)
+                          space=tuning_space("boosted_adassp_clf"), random_state=4).fit(X, y)
     assert abs(est.votes_.sum() - 0.2 * len(y)) < 5 * math.sqrt(len(y) * 0.2 * 0.8)
     assert est.votes_.max() - est.votes_[est.chosen_] <= 1 / eps * math.log(k / 1e-6)
     m = est.model_

@@ -4,53 +4,29 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.base import is_classifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpbench import algorithms
+from dpbench.audit import audit_settings
+from dpbench.tuning.spaces import tuning_space
 
 CONF = Path(__file__).resolve().parent.parent / "dpbench" / "conf" / "algorithm"
-# sklearn's checks a private estimator cannot pass, per algorithm, and why.  (Private estimators carry sklearn's
-# `poor_score` tag: a fit of the ~200-row check data at eps = 1 is noise-dominated, the point of DP; how close
-# each comes to its non-private counterpart is test_private_estimators_approach_nonprivate_at_large_epsilon.)
-EXPECTED_FAILURES: dict[str, dict[str, str]] = {}
-
-
-EMPTY_DATA = ("a private fit returns a model on 0 rows: n is not public, so the empty dataset is a neighbour of "
-              "every one-record dataset and raising there would be a release (test_private_fits_accept_zero_rows)")
-
-
-PUBLIC_CLASSES = ("sklearn's check labels its rows {1, 2}, {0, 1, 2} or strings; a private classifier's label "
-                  "set is its public `classes` parameter ([0, 1] here), never read from the rows "
-                  "(test_private_classifiers_take_their_label_set_from_classes)")
-LABEL_CHECKS = ("check_estimators_dtypes", "check_classifier_data_not_an_array", "check_classifiers_classes",
-                "check_fit2d_1feature")
-ONE_LABEL = ("sklearn expects a classifier fitted on one class to predict only that class; a private classifier "
-             "fitted on one class is a noisy model over its public label set like any other (predicting only "
-             "the class seen would release that the rows held one class)")
-
-
-def expected_failures(est) -> dict:
-    failures = dict(EXPECTED_FAILURES.get(est._dpbench_name, {}))
-    if est.private:
-        failures["check_estimators_empty_data_messages"] = EMPTY_DATA
-    if est.private and is_classifier(est):
-        failures.update(dict.fromkeys(LABEL_CHECKS, PUBLIC_CLASSES))
-        failures["check_classifiers_one_label"] = ONE_LABEL
-    return failures
 
 
 def estimators():
     for name in algorithms.available():
         spec = algorithms.get_spec(name)
-        params = {**spec.audit_params, "random_state": 0} if spec.private else {}
-        est = algorithms.make(name, **params)
-        est._dpbench_name = name  # not a parameter: only for the expected-failure lookup below
-        yield est
+        params = {**audit_settings(spec.name).params, "random_state": 0} if spec.private else {}
+        yield algorithms.make(name, **params)
 
 
-@parametrize_with_checks(list(estimators()),
-                         expected_failed_checks=expected_failures)
+def expected_failures(est) -> dict:
+    """The checks an estimator declares it fails by design (base.DPEstimator._expected_failed_checks): a new
+    algorithm needs no entry here."""
+    return getattr(est, "_expected_failed_checks", dict)()
+
+
+@parametrize_with_checks(list(estimators()), expected_failed_checks=expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -61,7 +37,7 @@ def test_registry_entry_is_complete(name):
     assert spec.task in ("regression", "classification")
     est = algorithms.make(name)
     params = est.get_params()
-    for key in list(spec.tuning_space) + list(spec.audit_params):
+    for key in list(tuning_space(spec.name)) + list(audit_settings(spec.name).params):
         assert key in params, f"{name}: declared range or audit setting for unknown parameter {key}"
     assert spec.fixed_params == {k: v for k, v in params.items() if k not in ("epsilon", "delta", "random_state")}
     if spec.private:
@@ -73,11 +49,11 @@ def test_registry_entry_is_complete(name):
 def test_private_fits_accept_zero_rows_and_reject_zero_features(name):
     """What check_estimators_empty_data_messages would check, minus the part a private fit must not do."""
     spec = algorithms.get_spec(name)
-    est = algorithms.make(name, **spec.audit_params, random_state=0).fit(np.zeros((0, 3)), np.zeros(0))
+    est = algorithms.make(name, **audit_settings(spec.name).params, random_state=0).fit(np.zeros((0, 3)), np.zeros(0))
     out = est.decision_function(np.eye(3)) if spec.task == "classification" else est.predict(np.eye(3))
     assert np.all(np.isfinite(out))
     with pytest.raises(ValueError, match="0 feature"):
-        algorithms.make(name, **spec.audit_params, random_state=0).fit(np.zeros((12, 0)), np.zeros(12))
+        algorithms.make(name, **audit_settings(spec.name).params, random_state=0).fit(np.zeros((12, 0)), np.zeros(12))
 
 
 @pytest.mark.parametrize("name", algorithms.available("classification"))
@@ -90,7 +66,7 @@ def test_private_classifiers_take_their_label_set_from_classes(name):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3)) / 3
     y = np.where(X[:, 0] > 0, "two", "one")
-    est = algorithms.make(name, **spec.audit_params, classes=["one", "two"], random_state=0)
+    est = algorithms.make(name, **audit_settings(spec.name).params, classes=["one", "two"], random_state=0)
     for Xc, yc in [(X, y), (X.astype(np.float32), y), ((X * 10).astype(int), y), (X, np.full(40, "one")),
                    (X[:0], y[:0])]:
         assert set(est.fit(Xc, yc).predict(X)) <= {"one", "two"}

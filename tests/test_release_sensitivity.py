@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from dpbench import algorithms
-from dpbench.privacy.audit import DESIGNS
+from dpbench.audit import DESIGNS, audit_settings
 from dpbench.privacy.mechanisms import recorded_releases
 
 # noise drawn inside interpret, not by dpbench's mechanisms: DP-EBM is checked by its own tests and the audit
@@ -85,7 +85,7 @@ def test_every_release_moves_by_at_most_its_sensitivity(name):
         design = DESIGNS[design_name](spec)
         if design is None:
             continue
-        params = {**spec.audit_params, **design.params}
+        params = {**audit_settings(name).params, **design.params}
         X1, y1 = design.neighbour()
         for seed in range(3):
             on_d = releases(name, params, design.X, design.y, seed)

@@ -10,6 +10,7 @@ from dpbench import algorithms
 from dpbench.algorithms.robust_gd import DPAMBSSGDRegressor, DPRobGDRegressor
 from dpbench.privacy import mu_from_epsilon_delta
 from dpbench.privacy.composition import ADVANCED_PARALLEL, PARALLEL, part_of, per_step_budget, spent_by
+from dpbench.tuning.spaces import tuning_space
 
 D = 5
 
@@ -211,8 +212,8 @@ def data_100k():
 def test_ambssgd_registry():
     spec = algorithms.get_spec("ambssgd")
     assert spec.private and spec.task == "regression"
-    assert spec.tuning_space["n_rounds"]["high"] == 4000  # paper 000 Table I iterations range
-    assert spec.tuning_space["lr_schedule"]["choices"] == ["constant", "1/t", "1/sqrt(t)"]
+    assert tuning_space(spec.name)["n_rounds"]["high"] == 4000  # paper 000 Table I iterations range
+    assert tuning_space(spec.name)["lr_schedule"]["choices"] == ["constant", "1/t", "1/sqrt(t)"]
     est = algorithms.make("ambssgd", epsilon=0.5)
     assert clone(est).get_params() == est.get_params()
 

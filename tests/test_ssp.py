@@ -13,6 +13,7 @@ from dpbench.algorithms.boosting import BoostedAdaSSPRegressor
 from dpbench.algorithms.nonprivate import OLSRegressor, RidgeRegressor
 from dpbench.algorithms.ssp import AdaSSPRegressor, SSPRegressor
 from dpbench.privacy import mu_from_epsilon_delta, split_mu
+from dpbench.tuning.spaces import tuning_space
 
 PRIVATE = [AdaSSPRegressor, BoostedAdaSSPRegressor, SSPRegressor]
 
@@ -30,8 +31,8 @@ def test_registry_lists_and_builds():
     with pytest.raises(ValueError, match="unknown parameter.*x_bnd"):
         algorithms.make("adassp", x_bnd=1)
     spec = algorithms.get_spec("boosted_adassp")
-    assert spec.tuning_space["x_bound"] == {"type": "float", "low": 1e-5, "high": 1e5, "log": True}
-    assert spec.tuning_space["n_rounds"]["high"] == 4000
+    assert tuning_space(spec.name)["x_bound"] == {"type": "float", "low": 1e-5, "high": 1e5, "log": True}
+    assert tuning_space(spec.name)["n_rounds"]["high"] == 4000
 
 
 @pytest.mark.parametrize("cls", PRIVATE)

@@ -21,6 +21,7 @@ from dpbench.algorithms.tukey import (
     sorted_projections,
 )
 from dpbench.privacy.mechanisms import recorded_releases
+from dpbench.tuning.spaces import tuning_space
 
 EPS, DELTA = math.log(3), 1e-5  # the paper's (ln 3, 1e-5); one record is one model swapped: the same budget
 EPS_R, DELTA_R = EPS, DELTA
@@ -373,7 +374,7 @@ def test_reproducible_and_sklearn_compatible():
     assert not np.array_equal(a.coef_, c.coef_)
     spec = get_spec("tukey")
     assert spec.private and spec.task == "regression" and spec.fixed_params["n_models"] == 1000
-    assert spec.tuning_space["n_models"]["low"] == 1 and spec.tuning_space["n_models"]["high"] == 4000
+    assert tuning_space(spec.name)["n_models"]["low"] == 1 and tuning_space(spec.name)["n_models"]["high"] == 4000
     assert make("tukey").get_params()["n_models"] == 1000
 
 

@@ -11,6 +11,7 @@ from dpbench import algorithms, results, tuning
 from dpbench.data import load_dataset
 from dpbench.runner.grid import expand
 from dpbench.runner.sweep import run_sweep
+from dpbench.tuning.spaces import tuning_space
 from dpbench.tuning.study import _finished, run_study, study_key, validation_split
 
 DATA = {"name": "synthetic", "outlier": "none", "n_train": 1500, "n_test": 300, "d": 4}
@@ -37,7 +38,7 @@ def test_tuned_runs_carry_the_choice_and_fixed_runs_keep_their_ids(tmp_path):
     tuned = df[df["tuning_mode"] == "tuned"]
     assert len(tuned) == 2 and (tuned["status"] == "ok").all()
     assert (tuned["tuning_trials"] == 6).all()
-    space = algorithms.get_spec("adassp").tuning_space
+    space = tuning_space("adassp")
     for text in tuned["tuned_params"]:
         chosen = json.loads(text)
         assert set(chosen) == set(space)  # only what Table I tunes

@@ -2,7 +2,7 @@
 
 Every module of this package registers its algorithms (with
 `dpbench.algorithms.registry.register`) when imported; importing the package
-imports them all, so a new algorithm is one new module.
+imports them all (but private `_` modules), so a new algorithm is one new module.
 """
 
 import importlib
@@ -11,6 +11,7 @@ import pkgutil
 from dpbench.algorithms.registry import AlgorithmSpec, available, get_spec, make, register
 
 for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+    if not _module.name.startswith("_"):  # _interpret_patch: imported when a DP-EBM is fitted
+        importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["AlgorithmSpec", "available", "get_spec", "make", "register"]

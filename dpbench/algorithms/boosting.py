@@ -32,7 +32,7 @@ from dpbench.algorithms.base import (
     step_size,
 )
 from dpbench.algorithms.linear_algebra import inverse_psd
-from dpbench.algorithms.registry import CLIP_BOUND, LR_SCHEDULE, ROUNDS, algorithm
+from dpbench.algorithms.registry import algorithm
 from dpbench.algorithms.shared import SharedData, row_blocks
 from dpbench.algorithms.ssp import SSP_CONSTRAINTS, private_gram_and_ridge
 from dpbench.privacy import gaussian_mechanism, split_mu
@@ -43,7 +43,6 @@ LOSSES = ("squared", "logistic", "hinge")
 ONE_SCALE = "one_scale"
 BOOSTING_CONSTRAINTS = {**SSP_CONSTRAINTS, "rho": FRACTION, "n_rounds": COUNT, "learning_rate": POSITIVE,
                         "lr_schedule": SCHEDULE, "budget_ratio": ["array-like", StrOptions({ONE_SCALE})]}
-BOOSTING_SPACE = {"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND, "n_rounds": ROUNDS, "lr_schedule": LR_SCHEDULE}
 
 
 def loss_targets(loss: str, y01: np.ndarray) -> np.ndarray:
@@ -170,8 +169,7 @@ class BoostingBatch:
         return estimators
 
 
-@algorithm("boosted_adassp", label="BoostedAdaSSP", tuning_space=BOOSTING_SPACE, audit_params={"n_rounds": 10},
-           description="BoostedAdaSSP (paper 000 Alg. 1): gradient boosting over AdaSSP")
+@algorithm("boosted_adassp", description="BoostedAdaSSP (paper 000 Alg. 1): gradient boosting over AdaSSP")
 class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
     """Private gradient boosting of ridge regressors (paper 000 Alg. 1).
 
@@ -207,8 +205,7 @@ class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
         return private_boosting(self, X, y, "squared", mu, rng, ledger)
 
 
-@algorithm("boosted_adassp_clf", label="BoostedAdaSSP", tuning_space=BOOSTING_SPACE, audit_params={"n_rounds": 10},
-           audit_power={"params": {"n_rounds": 1}},  # at 10 rounds the residuals of clip_pull's rows vanish
+@algorithm("boosted_adassp_clf",
            description="BoostedAdaSSP for binary classification (paper 001 Alg. 2); loss squared/logistic/hinge")
 class BoostedAdaSSPClassifier(BoostingBatch, DPLinearClassifier):
     """BoostedAdaSSP for binary classification (paper 001 Alg. 2).

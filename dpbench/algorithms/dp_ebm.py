@@ -26,7 +26,7 @@ What is released and why it is private (interpret 0.7.8; `_ebm.py` is interpret/
 The two parts compose by basic composition to exactly (epsilon, delta): the ledger ('basic' accountant)
 holds one entry for each, with the noise scales interpret drew with (checked equal to dpbench's accounting).
 
-What interpret does that dpbench changes (only during its own fit; `_private_interpret`)
+What interpret does that dpbench changes (only during its own fit; `_interpret_patch.private_interpret`)
 1. 'nominal' features: interpret's categorical binning takes the category set from the training rows
    (`np.unique`, `utils/_privacy.py:146`), so one record can add or remove a bin.  dpbench never passes
    'nominal': a nominal column of the schema is a one-hot indicator, clipped to [0, 1] and binned as a
@@ -47,11 +47,11 @@ What interpret does that dpbench changes (only during its own fit; `_private_int
    little noise at epsilon = 900, and has no root at tiny epsilon (the "budget allocation fails" of paper 001
    App. A.3).  Both noise scales are computed with dpbench's mu instead (`gdp_noise_multi`, same formula).
 
-The replacements are module attributes of interpret swapped in for the fit and restored after (behind a
-per-thread switch, so fits in other threads are unaffected), with n_jobs = 1 so that interpret runs in this
-process.  Before each fit the interpret functions this argument reads are fingerprinted and compared with
-0.7.8's: if interpret moved, fit raises InterpretChangedError naming what changed instead of running
-unverified code.
+The replacements (`_interpret_patch.py`, the one module that reads interpret's internals) are module
+attributes of interpret swapped in for the fit and restored after (behind a per-thread switch, so fits in
+other threads are unaffected), with n_jobs = 1 so that interpret runs in this process.  Before each fit
+the interpret functions this argument reads are fingerprinted and compared with 0.7.8's: if interpret
+moved, fit raises InterpretChangedError naming what changed instead of running unverified code.
 
 Private feature bounds (classifier, `bound_quantile`; dpbench's addition): interpret bins each feature over
 its bounds, and one symmetric public bound cannot suit raw columns of different scales (cod-rna: a free
@@ -80,19 +80,11 @@ contract).  If interpret fails, fit raises RuntimeError naming the cause and the
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import inspect
 import math
-import threading
 import warnings
-from contextlib import contextmanager
-from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from interpret.privacy import DPExplainableBoostingClassifier, DPExplainableBoostingRegressor
-from interpret.utils._native import Booster, Native
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -110,263 +102,13 @@ from dpbench.algorithms.base import (
     private_tags,
     validate_fit_data,
 )
-from dpbench.algorithms.registry import CLIP_BOUND, LEAVES, ROUNDS, algorithm
-from dpbench.privacy import PrivacyLedger, exponential_mechanism, mu_from_epsilon_delta
+from dpbench.algorithms.registry import algorithm
+from dpbench.privacy import PrivacyLedger, exponential_mechanism
 from dpbench.privacy.mechanisms import noise_weakening
 
 FEATURE_TYPES = ("continuous", "nominal")
 INDICATOR_BOUNDS = (0.0, 1.0)  # a 'nominal' column is a one-hot indicator (dpbench's encoding)
-_SEED_WARNING = "Privacy violation: using a fixed random_state"
 
-# ---------------------------------------------------------------------------------------------------------
-# interpret internals the privacy argument reads, and their source fingerprints in interpret 0.7.8
-# ---------------------------------------------------------------------------------------------------------
-VERIFIED_INTERPRET = "0.7.8"
-_VERIFIED_SOURCES = {
-    ("interpret.utils._privacy", "private_numeric_binning"): "ad5a96d7661c06dd",
-    ("interpret.utils._preprocessor", "EBMPreprocessor.fit"): "73fb73673d450be8",
-    ("interpret.glassbox._ebm._boost", "boost"): "4d1e6327c17b76e6",
-    ("interpret.glassbox._ebm._ebm", "EBMModel.fit"): "aa55bbd976b161d6",
-    ("interpret.glassbox._ebm._utils", "process_terms"): "e38a11b2bd07086e",
-    ("interpret.glassbox._ebm._utils", "process_bag_terms"): "1d7e6078a04497e4",
-    ("interpret.glassbox._ebm._utils", "make_bag"): "7d94b9786d5e4c60",
-    ("interpret.utils._native", "Booster"): "4c36db22a6f128ad",
-}
-# what dpbench swaps in during its fits: (module, attribute)
-_PRE = "interpret.utils._preprocessor"
-_SWAPPED = (
-    (_PRE, "private_numeric_binning"),
-    (_PRE, "private_categorical_binning"),
-    (_PRE, "calc_gdp_noise_multi"),
-    ("interpret.glassbox._ebm._ebm", "calc_gdp_noise_multi"),
-    ("interpret.glassbox._ebm._boost", "Booster"),
-)
-
-
-class InterpretChangedError(RuntimeError):
-    """interpret's DP internals are not those dpbench's privacy argument was checked against."""
-
-
-def _resolve(module: str, dotted: str):
-    obj = importlib.import_module(module)
-    for part in dotted.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-_FINGERPRINTS: dict[int, tuple[object, str]] = {}  # id -> (object, fingerprint): each source is read once
-
-
-def _fingerprint(obj) -> str:
-    cached = _FINGERPRINTS.get(id(obj))
-    if cached is None or cached[0] is not obj:
-        source = inspect.getsource(obj).replace("\r\n", "\n")
-        cached = _FINGERPRINTS[id(obj)] = (obj, hashlib.sha256(source.encode()).hexdigest()[:16])
-    return cached[1]
-
-
-# ---------------------------------------------------------------------------------------------------------
-# change 2: the merge threshold from the noisy histogram
-# ---------------------------------------------------------------------------------------------------------
-def merge_noisy_histogram(noisy_weights: np.ndarray, edges: np.ndarray, max_bins: int):
-    """interpret's greedy merge (utils/_privacy.py:113-139) with threshold = noisy total / max_bins.
-
-    A function of the noisy (clipped) histogram and the public edges only.  Returns (cuts, bin_weights) as
-    interpret does: bin_weights a list starting with the missing bin's 0.
-    """
-    target_weight = float(np.sum(noisy_weights)) / max_bins
-    bin_weights, bin_cuts = [0], [edges[0]]
-    curr_weight = 0
-    for index, right_edge in enumerate(edges[1:]):
-        curr_weight += noisy_weights[index]
-        if curr_weight >= target_weight:
-            bin_cuts.append(right_edge)
-            bin_weights.append(curr_weight)
-            curr_weight = 0
-    if len(bin_weights) == 1:
-        bin_weights.append(target_weight)
-        bin_cuts = np.empty(0, dtype=np.float64)
-    else:
-        bin_cuts = np.array(bin_cuts, dtype=np.float64)[1:-1]
-        bin_weights[-1] += curr_weight
-    return bin_cuts, bin_weights
-
-
-def public_threshold_numeric_binning(X_col, sample_weight, noise_scale, max_bins, min_feature_val,
-                                     max_feature_val, rng=None):
-    """interpret's private_numeric_binning (same signature, same noise draws) with a private merge threshold."""
-    if sample_weight is not None:
-        raise RuntimeError("dpbench's DP-EBM binning takes no sample weights")
-    native = Native.get_native_singleton()
-    counts, edges = np.histogram(X_col, bins=max_bins * 2, range=(min_feature_val, max_feature_val))
-    noisy = counts + native.generate_gaussian_random(rng=rng, stddev=noise_scale, count=counts.shape[0])
-    return merge_noisy_histogram(np.clip(noisy, 0, None), edges, max_bins)
-
-
-def gdp_noise_multi(total_queries, target_epsilon, delta) -> float:
-    """interpret's calc_gdp_noise_multi (std of each of `total_queries` GDP-composed unit-sensitivity queries
-    spending (target_epsilon, delta)) with dpbench's (epsilon, delta) -> mu."""
-    return math.sqrt(total_queries) / mu_from_epsilon_delta(target_epsilon, delta)
-
-
-def _no_categorical_binning(*args, **kwargs):
-    raise RuntimeError("interpret's private categorical binning (categories taken from the data) was reached "
-                       "in a dpbench DP-EBM fit; dpbench passes every feature as continuous")
-
-
-# ---------------------------------------------------------------------------------------------------------
-# change 3: the regression model kept inside the target range
-# ---------------------------------------------------------------------------------------------------------
-class _BoundedBooster(Booster):
-    """interpret's Booster; inside a dpbench regression fit it projects each update (set_term_update) so that
-    score_range[0] <= intercept + sum_j term_j[b_j] <= score_range[1] for every combination of bins b."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        fit = getattr(_LOCAL, "fit", None)
-        self._score_range = None if fit is None else fit.score_range
-        self._pending = None
-
-    def __enter__(self):
-        booster = super().__enter__()
-        if self._score_range is not None:
-            if self.init_scores is not None or np.size(self.intercept) != 1:
-                raise RuntimeError("dpbench's bounded DP-EBM booster expects one score and no init_scores")
-            if any(len(f) != 1 for f in self.term_features):
-                raise RuntimeError("dpbench's bounded DP-EBM booster expects main effects only")
-            self._offset = float(np.ravel(self.intercept)[0])
-            self._terms = [self._get_current_term_scores(j) for j in range(len(self.term_features))]
-            self._low = np.array([t.min() for t in self._terms])
-            self._high = np.array([t.max() for t in self._terms])
-            lo, hi = self._score_range
-            if not lo <= self._offset + self._low.sum() <= self._offset + self._high.sum() <= hi:
-                raise RuntimeError("DP-EBM's initial model lies outside the target range")
-        return booster
-
-    def set_term_update(self, term_idx, update_scores):
-        if self._score_range is None:
-            return super().set_term_update(term_idx, update_scores)
-        if term_idx < 0:
-            raise RuntimeError("dpbench's bounded DP-EBM booster got an intercept update")
-        lo, hi = self._score_range
-        others_low = self._low.sum() - self._low[term_idx]
-        others_high = self._high.sum() - self._high[term_idx]
-        old = self._terms[term_idx]
-        new = np.clip(old + update_scores, lo - self._offset - others_low, hi - self._offset - others_high)
-        projected = new - old
-        super().set_term_update(term_idx, projected)
-        self._pending = (term_idx, old + projected)  # what the native model holds after apply_term_update
-        return None
-
-    def apply_term_update(self):
-        metric = super().apply_term_update()
-        if self._score_range is not None and self._pending is not None:
-            j, term = self._pending
-            self._terms[j], self._low[j], self._high[j] = term, term.min(), term.max()
-            self._pending = None
-        return metric
-
-
-# ---------------------------------------------------------------------------------------------------------
-# swapping them in for one fit
-# ---------------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _FitState:
-    score_range: tuple[float, float] | None  # regression: (min_target, max_target); classification: None
-
-
-_LOCAL = threading.local()  # the dpbench fit running in this thread, if any
-_SWAP_LOCK = threading.Lock()
-_swap = {"active": 0, "originals": {}}
-
-
-def _dispatch_numeric(*args, **kwargs):
-    if getattr(_LOCAL, "fit", None) is not None:
-        return public_threshold_numeric_binning(*args, **kwargs)
-    return _swap["originals"][_PRE, "private_numeric_binning"](*args, **kwargs)
-
-
-def _dispatch_categorical(*args, **kwargs):
-    if getattr(_LOCAL, "fit", None) is not None:
-        return _no_categorical_binning(*args, **kwargs)
-    return _swap["originals"][_PRE, "private_categorical_binning"](*args, **kwargs)
-
-
-def _dispatch_noise(*args, **kwargs):
-    if getattr(_LOCAL, "fit", None) is not None:  # (x the audit's power-test weakening, 1 otherwise)
-        return gdp_noise_multi(*args, **kwargs) * noise_weakening()
-    return _resolve("interpret.utils._privacy", "calc_gdp_noise_multi")(*args, **kwargs)
-
-
-_REPLACEMENTS = {
-    "private_numeric_binning": _dispatch_numeric,
-    "private_categorical_binning": _dispatch_categorical,
-    "calc_gdp_noise_multi": _dispatch_noise,
-    "Booster": _BoundedBooster,  # behaves as interpret's Booster outside a dpbench regression fit
-}
-
-
-def check_interpret_internals() -> None:
-    """Raise InterpretChangedError unless the interpret code the privacy argument reads is 0.7.8's."""
-    problems = []
-    for module, name in _SWAPPED:
-        try:
-            current = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError):
-            problems.append(f"{module}.{name} no longer exists")
-            continue
-        if _swap["active"] and current is not _REPLACEMENTS[name]:
-            problems.append(f"{module}.{name} was replaced during a dpbench fit")
-    if not _swap["active"] and not problems:
-        if _resolve("interpret.utils._preprocessor", "private_numeric_binning") is not _resolve(
-                "interpret.utils._privacy", "private_numeric_binning"):
-            problems.append("interpret.utils._preprocessor.private_numeric_binning is not _privacy's")
-        for module in ("interpret.utils._preprocessor", "interpret.glassbox._ebm._ebm"):
-            if _resolve(module, "calc_gdp_noise_multi") is not _resolve("interpret.utils._privacy",
-                                                                        "calc_gdp_noise_multi"):
-                problems.append(f"{module}.calc_gdp_noise_multi is not _privacy's")
-        if _resolve("interpret.glassbox._ebm._boost", "Booster") is not Booster:
-            problems.append("interpret.glassbox._ebm._boost.Booster is not interpret.utils._native.Booster")
-    for (module, name), expected in _VERIFIED_SOURCES.items():
-        try:
-            found = _fingerprint(_resolve(module, name))
-        except (ImportError, AttributeError, OSError, TypeError):
-            problems.append(f"{module}.{name} cannot be read")
-            continue
-        if found != expected:
-            problems.append(f"{module}.{name} differs from interpret {VERIFIED_INTERPRET}'s")
-    if problems:
-        import interpret
-
-        raise InterpretChangedError(
-            f"dpbench's DP-EBM privacy fixes were verified against interpret {VERIFIED_INTERPRET}'s internals, "
-            f"but with interpret {getattr(interpret, '__version__', '?')} installed: " + "; ".join(problems)
-            + ". Re-check the argument in dpbench/algorithms/dp_ebm.py (and its fingerprints) before fitting."
-        )
-
-
-@contextmanager
-def _private_interpret(score_range: tuple[float, float] | None):
-    """dpbench's replacements active for interpret fits in this thread, for the duration of the block."""
-    with _SWAP_LOCK:
-        check_interpret_internals()
-        if _swap["active"] == 0:
-            for module, name in _SWAPPED:
-                mod = importlib.import_module(module)
-                _swap["originals"][module, name] = getattr(mod, name)
-                setattr(mod, name, _REPLACEMENTS[name])
-        _swap["active"] += 1
-    previous = getattr(_LOCAL, "fit", None)
-    _LOCAL.fit = _FitState(score_range)
-    try:
-        yield
-    finally:
-        _LOCAL.fit = previous
-        with _SWAP_LOCK:
-            _swap["active"] -= 1
-            if _swap["active"] == 0:
-                for module, name in _SWAPPED:
-                    setattr(importlib.import_module(module), name, _swap["originals"].pop((module, name)))
 
 
 def quantile_grid(x_bound: float) -> np.ndarray:
@@ -431,9 +173,13 @@ class _DPEBMMixin:
             out[j] = grid[min(cells)], grid[max(cells) + 1]
         return out
 
-    def _fit_interpret(self, cls, X, y, rng, ledger: PrivacyLedger, phantom_labels, **target_bounds):
-        """interpret's fit on the clipped rows plus the public phantom records (x = 0, one per label in
-        `phantom_labels`): appended to every dataset, whatever it holds (module docstring, "Degenerate data")."""
+    def _fit_interpret(self, interpret_class: str, X, y, rng, ledger: PrivacyLedger, phantom_labels,
+                       **target_bounds):
+        """interpret's `interpret_class` fitted on the clipped rows plus the public phantom records (x = 0, one
+        per label in `phantom_labels`): appended to every dataset, whatever it holds (module docstring,
+        "Degenerate data").  interpret is imported here, not when dpbench.algorithms is."""
+        from dpbench.algorithms import _interpret_patch as patch
+
         d = X.shape[1]
         ledger.accountant = "basic"
         self.clip_bounds_ = self._clip_bounds(d)
@@ -444,7 +190,7 @@ class _DPEBMMixin:
             bounds_eps = self.epsilon * self.bound_budget_frac
             self.clip_bounds_ = self._private_bounds(X, self.clip_bounds_, bounds_eps, rng, ledger)
             self.interpret_epsilon_ = float(self.epsilon - bounds_eps)
-        model = cls(
+        model = getattr(patch, interpret_class)(
             feature_types=["continuous"] * d,  # never 'nominal': interpret takes the categories from the data
             privacy_bounds=self.clip_bounds_.copy(),
             max_rounds=self.n_rounds,
@@ -465,8 +211,8 @@ class _DPEBMMixin:
             score_range = (target_bounds["privacy_target_min"], target_bounds["privacy_target_max"])
         X_fit = np.vstack([self._clip(X), np.zeros((len(phantom_labels), d))])
         y_fit = np.concatenate([np.asarray(y), np.asarray(phantom_labels, dtype=np.asarray(y).dtype)])
-        with _private_interpret(score_range), warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=_SEED_WARNING)
+        with patch.private_interpret(score_range), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=patch.SEED_WARNING)
             try:
                 model.fit(X_fit, y_fit)
             except Exception as exc:  # noqa: BLE001 - any interpret failure is a failed run, said clearly
@@ -485,6 +231,8 @@ class _DPEBMMixin:
 
     def _record(self, model, ledger: PrivacyLedger, d: int, score_range) -> None:
         """Two entries (interpret's split, basic composition), noise scales checked against dpbench's accounting."""
+        from dpbench.algorithms import _interpret_patch as patch
+
         bin_eps, bin_delta = self.interpret_epsilon_ * self.bin_budget_frac, self.delta / 2
         boost_eps, boost_delta = self.interpret_epsilon_ - bin_eps, self.delta - bin_delta
         domain = 1.0 if score_range is None else score_range[1] - score_range[0]
@@ -492,11 +240,12 @@ class _DPEBMMixin:
         # the scales interpret drew with (divided by the power test's weakening: the ledger keeps the true ones)
         s_bin, s_boost = (float(model.noise_scale_binning_) / noise_weakening(),
                           float(model.noise_scale_boosting_) / noise_weakening())
-        expected_boost = gdp_noise_multi(queries, boost_eps, boost_delta) * domain * self.learning_rate
-        for name, found, expected in [("noise_scale_binning_", s_bin, gdp_noise_multi(d, bin_eps, bin_delta)),
+        expected_boost = patch.gdp_noise_multi(queries, boost_eps, boost_delta) * domain * self.learning_rate
+        for name, found, expected in [("noise_scale_binning_", s_bin, patch.gdp_noise_multi(d, bin_eps, bin_delta)),
                                       ("noise_scale_boosting_", s_boost, expected_boost)]:
             if not math.isclose(found, expected, rel_tol=1e-12):
-                raise InterpretChangedError(f"interpret's {name} is {found}; dpbench's accounting gives {expected}")
+                raise patch.InterpretChangedError(f"interpret's {name} is {found}; dpbench's accounting gives "
+                                                  f"{expected}")
         ledger.record_dp(f"DP-EBM binning: {2 * (self.max_bins - 1)}-bin histogram of each of the {d} clipped "
                          f"features (GDP over {d} queries, in interpret)", "interpret_binning",
                          bin_eps, bin_delta, sensitivity=1.0, noise_scale=s_bin)
@@ -509,14 +258,7 @@ class _DPEBMMixin:
         return self._clip(validate_data(self, check_X_y(X), dtype=float, reset=False))
 
 
-@algorithm("dp_ebm", label="DP-EBM", tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND, "n_rounds": ROUNDS,
-                                   "max_leaves": LEAVES},
-           audit_params={"n_rounds": 10},  # keeps the audit's thousands of fits cheap; the argument holds for all
-           # the binning's first merge (max_bins 17: interpret merges to 16) decides the canary's bin
-           audit_power={"design": "quantile_tie", "rows": 646, "runs": 1000,
-                        "params": {"n_rounds": 1, "max_bins": 17, "max_leaves": 100, "learning_rate": 1.0,
-                                   "bin_budget_frac": 0.9}},
-           description="DP-EBM (interpret): private explainable boosting with random-split trees")
+@algorithm("dp_ebm", description="DP-EBM (interpret): private explainable boosting with random-split trees")
 class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
     """DP-EBM regressor (interpret's DPExplainableBoostingRegressor) with data-independent bounds.
 
@@ -562,7 +304,7 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
         rng, _ = self._start_fit()
         X, y = validate_fit_data(self, X, y, y_numeric=True)
         self.model_ = self._fit_interpret(
-            DPExplainableBoostingRegressor, X, clip_values(y, self.y_bound), rng, self.privacy_ledger_, [0.0],
+            "DPExplainableBoostingRegressor", X, clip_values(y, self.y_bound), rng, self.privacy_ledger_, [0.0],
             privacy_target_min=-float(self.y_bound), privacy_target_max=float(self.y_bound),
         )
         return self
@@ -576,12 +318,7 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
 
 
 
-@algorithm("dp_ebm_clf", label="DP-EBM", tuning_space={"x_bound": CLIP_BOUND, "n_rounds": ROUNDS, "max_leaves": LEAVES},
-           audit_params={"n_rounds": 10, "max_leaves": 3},
-           audit_power={"design": "quantile_tie", "rows": 646, "runs": 1000,  # as the regressor's, public bounds
-                        "params": {"n_rounds": 1, "max_bins": 17, "max_leaves": 100, "learning_rate": 1.0,
-                                   "bin_budget_frac": 0.9, "bound_quantile": None, "x_bound": 1.0}},
-           description="DP-EBM classifier (interpret); paper 001's tree-boosting partner")
+@algorithm("dp_ebm_clf", description="DP-EBM classifier (interpret); paper 001's tree-boosting partner")
 class DPEBMClassifier(_DPEBMMixin, DPClassifier):
     """DP-EBM binary classifier (interpret's DPExplainableBoostingClassifier) with data-independent bounds.
 
@@ -632,7 +369,7 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
         self.random_state = random_state
 
     def _fit_model(self, X, y01, mu, rng, ledger):
-        self.model_ = self._fit_interpret(DPExplainableBoostingClassifier, X, y01.astype(int), rng, ledger, [0, 1])
+        self.model_ = self._fit_interpret("DPExplainableBoostingClassifier", X, y01.astype(int), rng, ledger, [0, 1])
 
     def decision_function(self, X):
         X = self._predict_X(X)  # checks fitted first

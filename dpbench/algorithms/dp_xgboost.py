@@ -65,14 +65,13 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from dpbench.algorithms.base import CLASSES, COUNT, POSITIVE, PRIVACY, DPClassifier, record_generator
-from dpbench.algorithms.registry import ROUNDS, algorithm
+from dpbench.algorithms.registry import algorithm
 from dpbench.privacy.mechanisms import exponential_mechanism_rows, laplace_mechanism
 from dpbench.privacy.subsampling import SubsampledPureDPLedger, per_round_epsilon, tag_round
 
 BASE_SCORE = 0.5
 FEATURE_TYPES = ("continuous", "nominal")
 GAIN_SENSITIVITY = 3.0  # x g*^2 (Li et al. 2020; the package's exponentialMech default)
-SUBSAMPLE_SPACE = {"type": "categorical", "choices": [0.2, 0.5, 0.8]}
 
 
 def feature_bounds(feature_types, d: int, x_bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -155,12 +154,7 @@ class DPXGBoostTrees:
         return s
 
 
-@algorithm("dp_xgboost", label="DP-XGBoost", tuning_space={"subsample": SUBSAMPLE_SPACE, "n_rounds": ROUNDS},
-           audit_params={"n_rounds": 3, "max_depth": 3},
-           # one stump on every record; the sketch's first 1/16 cut decides the canary's leaf
-           audit_power={"design": "quantile_tie", "rows": 320, "runs": 600,
-                        "params": {"n_rounds": 1, "max_depth": 1, "subsample": 1.0, "n_bins": 30, "n_candidates": 16,
-                                   "x_bound": 1.0}},
+@algorithm("dp_xgboost",
            description="DP-XGBoost (Grislain & Gonzalvez 2021): private XGBoost trees, Poisson subsampling, "
                        "rounds composed by dp-accounting's PLD")
 class DPXGBoostClassifier(DPClassifier):

@@ -17,7 +17,7 @@ from dpbench.algorithms.base import (
     row_norms,
     step_size,
 )
-from dpbench.algorithms.registry import CLIP_BOUND, LR_SCHEDULE, ROUNDS, algorithm
+from dpbench.algorithms.registry import algorithm
 from dpbench.algorithms.shared import SharedData, row_blocks
 from dpbench.privacy import gaussian_mechanism, split_mu
 
@@ -40,10 +40,7 @@ def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, theta: np.ndarray, bound,
     return X.T @ np.nan_to_num(c, nan=0.0, copy=False)
 
 
-@algorithm("dpgd", label="DP-GD",
-           audit_params={"n_rounds": 1},  # one step: the clipped gradients reach the output most directly
-           tuning_space={"grad_bound": CLIP_BOUND, "n_rounds": ROUNDS, "lr_schedule": LR_SCHEDULE},
-           description="DP gradient descent on the squared loss with per-example gradient clipping")
+@algorithm("dpgd", description="DP gradient descent on the squared loss with per-example gradient clipping")
 class DPGDRegressor(DPLinearRegressor):
     """Noisy full-batch gradient descent on (1/2n) sum_i (x_i^T theta - y_i)^2, starting at theta = 0.
 

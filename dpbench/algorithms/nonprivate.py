@@ -17,12 +17,10 @@ from dpbench.algorithms.base import (
 )
 from dpbench.algorithms.boosting import LOSSES, boosting_path, loss_targets, loss_value
 from dpbench.algorithms.linear_algebra import inverse_psd, solve_psd
-from dpbench.algorithms.registry import LR_SCHEDULE, ROUNDS, algorithm
-
-PENALTY = {"type": "float", "low": 1e-5, "high": 1e5, "log": True}
+from dpbench.algorithms.registry import algorithm
 
 
-@algorithm("ols", label="OLS", description="non-private ordinary least squares")
+@algorithm("ols", description="non-private ordinary least squares")
 class OLSRegressor(DPLinearRegressor):
     """Ordinary least squares (minimum-norm solution when X is rank deficient)."""
 
@@ -37,7 +35,7 @@ class OLSRegressor(DPLinearRegressor):
         return np.linalg.lstsq(X, y, rcond=None)[0]
 
 
-@algorithm("ridge", label="Ridge", tuning_space={"alpha": PENALTY}, description="non-private ridge regression")
+@algorithm("ridge", description="non-private ridge regression")
 class RidgeRegressor(DPLinearRegressor):
     """Ridge regression (X^T X + alpha I)^{-1} X^T y; the intercept column is penalised too."""
 
@@ -53,8 +51,7 @@ class RidgeRegressor(DPLinearRegressor):
         return solve_psd(X.T @ X + self.alpha * np.eye(X.shape[1]), X.T @ y)
 
 
-@algorithm("boosted_linear_clf", label="Boosted linear", tuning_space={"n_rounds": ROUNDS, "lr_schedule": LR_SCHEDULE},
-           description="non-private gradient boosting of linear models (paper 001 Fig. 1)")
+@algorithm("boosted_linear_clf", description="non-private gradient boosting of linear models (paper 001 Fig. 1)")
 class BoostedLinearClassifier(DPLinearClassifier):
     """Non-private gradient boosting of ridge regressors (paper 001 Fig. 1): Alg. 2 without noise or clipping.
 
@@ -90,8 +87,7 @@ class BoostedLinearClassifier(DPLinearClassifier):
         return theta
 
 
-@algorithm("logreg", label="Logistic regression",
-           tuning_space={"C": PENALTY}, description="non-private L2-regularised logistic regression")
+@algorithm("logreg", description="non-private L2-regularised logistic regression")
 class LogisticRegressionClassifier(DPLinearClassifier):
     """Non-private L2-regularised logistic regression (sklearn's lbfgs solver) on phi(x).
 

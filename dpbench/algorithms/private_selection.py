@@ -5,8 +5,9 @@
 
 1. Every record goes to the validation part with probability `validation_fraction`, independently (so
    one record changes one part, whatever n is), else to the fit part.
-2. K = `n_candidates` settings are drawn at random from the algorithm's tuning space (paper 000 Table I's
-   ranges) with the run's generator: data-independent, so no adaptive search on private scores.
+2. K = `n_candidates` settings are drawn at random from `space` (a sweep passes the algorithm's tuning space,
+   paper 000 Table I's ranges, `dpbench.tuning.spaces`) with the run's generator: data-independent, so no
+   adaptive search on private scores.
 3. Each candidate is fitted on the fit part.  GDP algorithms (`composes_in_gdp`): each at mu / sqrt(K),
    composing to the run's mu; others at (eps / K, delta / K), basic composition.
 4. Selection on the validation part by the exponential mechanism at the run's full epsilon: each
@@ -53,10 +54,10 @@ from dpbench.algorithms.base import (
     validate_fit_data,
 )
 from dpbench.algorithms.registry import algorithm, get_spec, make
+from dpbench.algorithms.spaces import check_space, draw
 from dpbench.privacy import PrivacyLedger, epsilon_from_mu_delta, exponential_mechanism
 from dpbench.privacy.composition import PARALLEL, tag
 from dpbench.privacy.mechanisms import release_part
-from dpbench.tuning import search_space
 
 
 @dataclass
@@ -85,16 +86,6 @@ class SelectionLedger(PrivacyLedger):
 
     def total_mu(self) -> float:
         raise ValueError("a private selection is charged in (epsilon, delta); use epsilon_delta()")
-
-
-def _draw(space: dict, rng: np.random.Generator):
-    """One value from a registry range, drawn from the run's generator (not from the data)."""
-    if space["type"] == "categorical":
-        return space["choices"][int(rng.integers(len(space["choices"])))]
-    low, high = space["low"], space["high"]
-    u = rng.uniform(math.log(low), math.log(high)) if space.get("log") else rng.uniform(low, high)
-    value = math.exp(u) if space.get("log") else u
-    return int(min(high, max(low, round(value)))) if space["type"] == "int" else float(value)
 
 
 class ZeroModel:
@@ -144,24 +135,26 @@ class _PrivateSelection(DPEstimator):
     task = "regression"  # of the algorithms selected among
     composes_in_gdp = False  # the selection is charged in (epsilon, delta) (SelectionLedger)
     _parameter_constraints = {**PRIVACY, "algorithm": [str], "base_params": [dict, None],
-                              "n_candidates": COUNT, "validation_fraction": FRACTION, "pinned": [list, None]}
+                              "n_candidates": COUNT, "validation_fraction": FRACTION, "space": [dict, None]}
 
     def __init__(self, epsilon=1.0, delta=1e-6, algorithm="adassp", base_params=None, n_candidates=8,
-                 validation_fraction=0.2, pinned=None, random_state=None):
+                 validation_fraction=0.2, space=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.algorithm = algorithm
         self.base_params = base_params
         self.n_candidates = n_candidates
         self.validation_fraction = validation_fraction
-        self.pinned = pinned  # tuning-space names kept at base_params' values (tuning.search_space)
+        # {name: range} the candidates are drawn from (algorithms.spaces); None or {}: every candidate is the
+        # base setting, differing in its noise only.  A sweep passes the tuning space minus what the run pins.
+        self.space = space
         self.random_state = random_state
 
     def _check_params(self) -> None:
         spec = get_spec(self.algorithm)
-        if not spec.private or spec.task != self.task or not spec.tuning_space:
-            raise ValueError(f"{type(self).__name__} needs a private {self.task} algorithm with a tuning space; "
-                             f"got {self.algorithm!r}")
+        if not spec.private or spec.task != self.task:
+            raise ValueError(f"{type(self).__name__} needs a private {self.task} algorithm; got {self.algorithm!r}")
+        check_space(self.space)
 
     @staticmethod
     def _errors(model, X, y) -> np.ndarray:
@@ -182,8 +175,8 @@ class _PrivateSelection(DPEstimator):
             budget = {"epsilon": epsilon_from_mu_delta(mu / math.sqrt(k), self.delta), "delta": self.delta}
         else:
             budget = {"epsilon": self.epsilon / k, "delta": self.delta / k}
-        space = search_space(spec, {"pinned": self.pinned or ()})
-        self.candidates_ = [{n: _draw(r, rng) for n, r in space.items()} for _ in range(k)]  # data-free
+        space = check_space(self.space)
+        self.candidates_ = [{n: draw(r, rng) for n, r in space.items()} for _ in range(k)]  # data-free
         val = record_generator(rng).random(len(y)) < self.validation_fraction
         fit = ~val
         models = []
@@ -213,11 +206,7 @@ class _PrivateSelection(DPEstimator):
         return self.model_.predict(X)
 
 
-@algorithm("private_selection", label="Private selection",
-           audit_params={"n_candidates": 3},
-           # one candidate (AdaSSP at the whole budget, its bounds pinned) on ~95% of the records: AdaSSP's power
-           audit_power={"runs": 600, "params": {"n_candidates": 1, "validation_fraction": 0.05,
-                                                "pinned": ["x_bound", "y_bound"]}},
+@algorithm("private_selection",
            description="private hyperparameter selection (beyond the papers): K random candidates on a fit part, "
                        "exponential-mechanism vote on a validation part")
 class PrivateSelectionRegressor(RegressorMixin, _PrivateSelection):
@@ -238,12 +227,7 @@ class PrivateSelectionRegressor(RegressorMixin, _PrivateSelection):
         return private_tags(self, super().__sklearn_tags__())
 
 
-@algorithm("private_selection_clf", label="Private selection",
-           audit_params={"n_candidates": 3},
-           # one candidate (BoostedAdaSSP, one round, everything pinned) on ~95% of the records: its power
-           audit_power={"runs": 600, "params": {"n_candidates": 1, "validation_fraction": 0.05,
-                                                "pinned": ["x_bound", "y_bound", "n_rounds", "lr_schedule"],
-                                                "base_params": {"n_rounds": 1}}},
+@algorithm("private_selection_clf",
            description="private hyperparameter selection for classifiers (beyond the papers): K random "
                        "candidates on a fit part, exponential-mechanism vote on a validation part")
 class PrivateSelectionClassifier(ClassifierMixin, _PrivateSelection):
@@ -255,8 +239,8 @@ class PrivateSelectionClassifier(ClassifierMixin, _PrivateSelection):
     _parameter_constraints = {**_PrivateSelection._parameter_constraints, **CLASSES}
 
     def __init__(self, epsilon=1.0, delta=1e-6, algorithm="boosted_adassp_clf", base_params=None, n_candidates=8,
-                 validation_fraction=0.2, pinned=None, classes=(0, 1), random_state=None):
-        super().__init__(epsilon, delta, algorithm, base_params, n_candidates, validation_fraction, pinned,
+                 validation_fraction=0.2, space=None, classes=(0, 1), random_state=None):
+        super().__init__(epsilon, delta, algorithm, base_params, n_candidates, validation_fraction, space,
                          random_state)
         self.classes = classes
 

@@ -1,25 +1,21 @@
-"""One place that knows every algorithm: its estimator, task, privacy, fixed settings and tuning ranges.
+"""One place that knows every algorithm: its estimator, task, privacy and fixed settings (library facts).
 
 An algorithm is declared once, next to its class, with the `@algorithm(...)`
 decorator.  Its fixed ("paper") settings are the estimator's constructor
 defaults (their sources are in each class docstring); task and privacy
-come from the class.  Tuning ranges follow paper 000 Table I: a range is a
-dict understood by `dpbench.tuning`: {'type': 'float', 'low', 'high', 'log'},
-{'type': 'int', 'low', 'high', 'log'} or {'type': 'categorical', 'choices'}.
+come from the class.  What only the harness needs is kept there, keyed by
+the algorithm's name: tuning spaces in `dpbench.tuning.spaces`, audit
+settings in `dpbench.audit.settings`, display labels in `dpbench.plots.styles`
+(`dpbench.extend.register_algorithm` declares all of them at once).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sklearn.base import is_classifier
 
-# Table I ranges, named once.
-CLIP_BOUND = {"type": "float", "low": 1e-5, "high": 1e5, "log": True}
-ROUNDS = {"type": "int", "low": 1, "high": 4000, "log": True}
-LR_SCHEDULE = {"type": "categorical", "choices": ["constant", "1/t", "1/sqrt(t)"]}
-LEAVES = {"type": "int", "low": 1, "high": 1000, "log": True}
 NOT_PRIVACY_PARAMS = ("epsilon", "delta", "random_state")
 
 
@@ -29,18 +25,7 @@ class AlgorithmSpec:
     estimator: type
     task: str  # 'regression' or 'classification'
     private: bool
-    tuning_space: dict[str, dict] = field(default_factory=dict)
     description: str = ""
-    label: str = ""  # the name in figures and tables (the papers' name)
-    # the empirical audit (dpbench.privacy.audit): hyperparameters that keep its thousands of fits cheap
-    # (the privacy argument holds for every setting), the rows its designs need to reach the algorithm's
-    # releases (None: the audit's default), and an n at which the algorithm once branched on n (d = 3)
-    audit_params: dict[str, Any] = field(default_factory=dict)
-    audit_rows: int | None = None
-    audit_branch_n: int | None = None
-    # the audit's power: {'design': a name in audit.DESIGNS, 'params': estimator params over audit_params,
-    # 'runs': fits a side} on which a copy of the algorithm with every noise scale x 0.1 is caught at eps 1
-    audit_power: dict[str, Any] = field(default_factory=dict)
 
     @property
     def fixed_params(self) -> dict[str, Any]:
@@ -59,11 +44,14 @@ def register(spec: AlgorithmSpec) -> AlgorithmSpec:
 
 
 def algorithm(name: str, **declaration):
-    """Class decorator: register the estimator under `name` (task and privacy read from the class)."""
+    """Class decorator: register the estimator under `name`; task from the class, privacy from its `private`
+    attribute (dpbench's base classes set it), else whether its constructor takes `epsilon`."""
 
     def decorate(cls):
         task = "classification" if is_classifier(cls()) else "regression"
-        register(AlgorithmSpec(name, cls, task, bool(cls.private), **declaration))
+        private = getattr(cls, "private", None)
+        private = "epsilon" in cls().get_params() if private is None else bool(private)
+        register(AlgorithmSpec(name, cls, task, private, **declaration))
         return cls
 
     return decorate

@@ -33,7 +33,7 @@ from dpbench.algorithms.base import (
 )
 from dpbench.algorithms.base import clip_values as clip_residuals
 from dpbench.algorithms.gradient_descent import clipped_gradient_sum
-from dpbench.algorithms.registry import LR_SCHEDULE, ROUNDS, algorithm
+from dpbench.algorithms.registry import algorithm
 from dpbench.privacy import gaussian_mechanism, gaussian_mechanism_dp, laplace_mechanism, mu_from_epsilon_delta
 from dpbench.privacy.composition import ADVANCED_PARALLEL, PARALLEL, per_step_budget, tag
 from dpbench.privacy.histogram import n_groups, private_scale_estimate, random_groups
@@ -53,15 +53,8 @@ ROBUST_CONSTRAINTS = {**PRIVACY, **FIT_INTERCEPT, "n_rounds": COUNT, "learning_r
                       "count_share": FRACTION}
 
 
-@algorithm("robgd", label="DP-ROBGD", audit_params={"n_rounds": 2, "trace": 1.0}, audit_rows=20_000,
-           # one gradient release, the added record in S3 with probability 0.95, its clipped gradient Theta theta
-           audit_power={"design": "orthogonal", "rows": 2000, "runs": 1000,
-                        "params": {"n_rounds": 1, "gamma_fraction": 0.05, "norm_bound": 1.0}},
-           tuning_space={
-    "n_rounds": ROUNDS,
-    "learning_rate": {"type": "float", "low": 1e-2, "high": 1e2, "log": True},
-    "c2": {"type": "float", "low": 1e-3, "high": 1e2, "log": True},
-}, description="DP-ROBGD (paper 004 Alg. 1): robust private full-batch GD with private adaptive clipping")
+@algorithm("robgd",
+           description="DP-ROBGD (paper 004 Alg. 1): robust private full-batch GD with private adaptive clipping")
 class DPRobGDRegressor(DPLinearRegressor):
     """DP-ROBGD, paper 004 Alg. 1 (and DP-ROBGD* with `best_iterate`).
 
@@ -290,17 +283,9 @@ class DPRobGDRegressor(DPLinearRegressor):
         return w
 
 
-@algorithm("ambssgd", label="DP-AMBSSGD", audit_params={"n_rounds": 2}, audit_rows=20_000,
-           # one batch, the added record in V with probability 0.95, its clipped gradient theta against the noise
-           audit_power={"design": "orthogonal", "rows": 2000, "runs": 1000,
-                        "params": {"n_rounds": 1, "stat_fraction": 0.05, "noise_calibration": "analytic"}},
-           tuning_space={
-    "n_rounds": ROUNDS,
-    "learning_rate": {"type": "float", "low": 1e-3, "high": 1e1, "log": True},
-    "lr_schedule": LR_SCHEDULE,
-    "clip_scale": {"type": "float", "low": 1e-2, "high": 1e2, "log": True},
-    "stat_fraction": {"type": "float", "low": 0.05, "high": 0.95, "log": False},
-}, description="DP-AMBSSGD (Varshney et al. 2022; paper 004 eq. 1): one-pass private SGD with adaptive clipping")
+@algorithm("ambssgd",
+           description="DP-AMBSSGD (Varshney et al. 2022; paper 004 eq. 1): one-pass private SGD with adaptive "
+                       "clipping")
 class DPAMBSSGDRegressor(DPLinearRegressor):
     """DP adaptive mini-batch shuffled SGD: one pass over disjoint batches, clip threshold estimated privately.
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from dpbench.algorithms.base import FIT_INTERCEPT, FRACTION, POSITIVE, PRIVACY, DPLinearRegressor
 from dpbench.algorithms.linear_algebra import solve_psd
-from dpbench.algorithms.registry import CLIP_BOUND, algorithm
+from dpbench.algorithms.registry import algorithm
 from dpbench.algorithms.shared import SharedData
 from dpbench.privacy import PrivacyLedger, gaussian_mechanism, split_mu, symmetric_gaussian_mechanism
 
@@ -80,8 +80,7 @@ def private_gram_and_ridge(
     return noisy_gram, lam
 
 
-@algorithm("adassp", label="AdaSSP", tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND},
-           description="AdaSSP (Wang 2018): one-shot private ridge regression")
+@algorithm("adassp", description="AdaSSP (Wang 2018): one-shot private ridge regression")
 class AdaSSPRegressor(SharedStatisticsRegressor):
     """Adaptive sufficient-statistics perturbation (one-shot private ridge regression).
 
@@ -113,8 +112,7 @@ class AdaSSPRegressor(SharedStatisticsRegressor):
         return solve_psd(gram + lam * np.eye(gram.shape[0]), xty)
 
 
-@algorithm("ssp", label="SSP", tuning_space={"x_bound": CLIP_BOUND, "y_bound": CLIP_BOUND},
-           description="sufficient-statistics perturbation without the adaptive ridge")
+@algorithm("ssp", description="sufficient-statistics perturbation without the adaptive ridge")
 class SSPRegressor(SharedStatisticsRegressor):
     """Plain sufficient-statistics perturbation: noisy X^T X and X^T y, no ridge.
 

@@ -24,7 +24,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from dpbench.algorithms.base import COUNT, FIT_INTERCEPT, NON_NEGATIVE, PRIVACY, DPLinearRegressor, random_parts
-from dpbench.algorithms.registry import ROUNDS, algorithm
+from dpbench.algorithms.registry import algorithm
 from dpbench.privacy import exponential_mechanism, laplace_mechanism
 
 _CHUNK_FLOATS = 1 << 22  # rows x features per batched least-squares call (32 MB), bounds memory on 10^6 rows
@@ -210,11 +210,7 @@ def sample_point_with_depth(S: np.ndarray, depth: int, rng: np.random.Generator)
     return y
 
 
-@algorithm("tukey", label="TukeyEM", tuning_space={"n_models": ROUNDS},
-           audit_branch_n=2999,  # the old code returned the zero model below n = m d = 1000 x 3
-           # the weakened copy is caught at the model level (Privacy (a)): on records, the random partition's
-           # spread hides which of the m models one record moves (privacy/audit.py, tukey_models)
-           audit_power={"design": "tukey_models", "runs": 300},
+@algorithm("tukey",
            description="TukeyEM (Amin et al. 2023): PTR + exponential mechanism over approximate Tukey depth of m "
                        "OLS models")
 class TukeyEMRegressor(DPLinearRegressor):

@@ -35,16 +35,19 @@ def main(argv: list[str]) -> int:
         return 0
     spec = algorithms.get_spec(args.name)  # ValueError naming the valid ones
     est = spec.estimator
-    print(f"{spec.name}: {spec.label or spec.name} ({spec.task}; privacy: {_privacy_text(spec)})")
+    from dpbench.plots.styles import LABELS
+    from dpbench.tuning.spaces import tuning_space
+
+    print(f"{spec.name}: {LABELS.get(spec.name) or spec.name} ({spec.task}; privacy: {_privacy_text(spec)})")
     print(f"  {spec.description}")
     print(f"  class {est.__module__}.{est.__name__} (its docstring gives the argument and the sources)")
     print("  parameters (default; constraint):")
     defaults = est().get_params()
     for key, value in defaults.items():
         print(f"    {key} = {value!r}; {_constraint_text(est._parameter_constraints.get(key, 'no_validation'))}")
-    if spec.tuning_space:
+    if tuning_space(spec.name):
         print("  tuned (paper 000 Table I ranges):")
-        for key, space in spec.tuning_space.items():
+        for key, space in tuning_space(spec.name).items():
             print(f"    {key}: {_range_text(space)}")
     return 0
 

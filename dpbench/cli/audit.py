@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from dpbench import audit
 from dpbench.cli.parsing import OneLineParser
-from dpbench.privacy import audit
 
 
 def _floats(text: str) -> list[float]:

@@ -33,7 +33,7 @@ def plot_audit(table: pd.DataFrame, out_path: str | Path, title: str = "empirica
     largest bound the number of runs can certify (perfect separation), so points far below it say "no
     evidence", not "tight".  The y axis is symlog so that bounds of 0 (no evidence) stay visible.
     """
-    from dpbench.privacy.audit import epsilon_lower_bound, mu_lower_bound
+    from dpbench.audit import epsilon_lower_bound, mu_lower_bound
 
     gdp = table[table["mu"].notna()]
     panels = [("epsilon", "eps_lb", "$\\varepsilon$", table)] + ([("mu", "mu_lb", "$\\mu$", gdp)] if len(gdp) else [])

@@ -1,8 +1,8 @@
 """What every figure kind shares: names and colours of algorithms, metric labels, failed outcomes, saving.
 
-Display labels come from the algorithm registry (a spec's `label`, else the
-published name its description starts with, else the registry name), so a
-new algorithm needs no entry here.  Colours are chosen here (COLORS), a new
+Display labels come from `styles.LABELS` (by algorithm name), else the
+published name the registry's description starts with, else the registry
+name, so a new algorithm needs no entry here.  Colours are chosen here (COLORS), a new
 algorithm gets the next spare one, so an algorithm has one colour in every figure.
 """
 
@@ -40,8 +40,10 @@ def algorithm_label(name: str) -> str:
         spec = algorithms.get_spec(name)
     except ValueError:  # results of an algorithm that is no longer registered
         return name
+    from dpbench.plots.styles import LABELS
+
     match = _PUBLISHED_NAME.match(spec.description)
-    label = getattr(spec, "label", "") or (match.group(1) if match else name)
+    label = LABELS.get(name) or (match.group(1) if match else name)
     return label if spec.private else f"{label} (non-private)"
 
 

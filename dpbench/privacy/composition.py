@@ -33,7 +33,6 @@ import numpy as np
 from scipy.optimize import brentq
 
 from dpbench.privacy.accounting import check_epsilon_delta, compose_mu, epsilon_from_mu_delta
-from dpbench.privacy.ledger import PrivacyLedger
 
 # ledger.accountant values understood by spent_by
 BASIC = "basic"  # sum over every entry
@@ -102,8 +101,10 @@ def per_step_budget(epsilon: float, delta: float, k: int, delta0: float | None =
     return float(eps0), float(delta0)
 
 
-def spent_by(ledger: PrivacyLedger, delta_target: float) -> tuple[float, float]:
-    """(eps, delta) a ledger spends, composed the way the algorithms' privacy proofs do.
+def spent_by(ledger, delta_target: float) -> tuple[float, float]:
+    """(eps, delta) a `PrivacyLedger` spends, composed the way the algorithms' privacy proofs do.
+
+    (The ledger imports this module, not the other way round: composition is the lower layer.)
 
     Entries are grouped by data part (`part_of(name)`).  Within a part:
     BASIC/PARALLEL sum epsilons and deltas; ADVANCED_PARALLEL applies

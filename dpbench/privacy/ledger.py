@@ -15,6 +15,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 
 from dpbench.privacy.accounting import compose_mu, epsilon_from_mu_delta
+from dpbench.privacy.composition import ADVANCED_PARALLEL, PARALLEL, spent_by
 
 
 @dataclass(frozen=True)
@@ -109,9 +110,7 @@ class PrivacyLedger:
         """
         if not self.entries:
             return 0.0, 0.0
-        if self.accountant in ("parallel", "advanced+parallel"):
-            from dpbench.privacy.composition import spent_by  # composition imports this module
-
+        if self.accountant in (PARALLEL, ADVANCED_PARALLEL):
             return spent_by(self, delta)
         if not self.dp_entries:
             return epsilon_from_mu_delta(self.total_mu() / self.group_size, delta), delta

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from dpbench import algorithms
+from dpbench import algorithms, tuning
 from dpbench.runner.grid import RunSpec, canonical_json
 from dpbench.runner.metrics import evaluate, evaluate_many
 
@@ -23,7 +23,7 @@ def make_estimator(run: RunSpec, data):
         selector = "private_selection" if spec.task == "regression" else "private_selection_clf"
         spec, params = algorithms.get_spec(selector), {
             "algorithm": run.algorithm, "base_params": params, "n_candidates": run.tuning["n_candidates"],
-            "validation_fraction": run.tuning["validation_fraction"], "pinned": run.tuning.get("pinned")}
+            "validation_fraction": run.tuning["validation_fraction"], "space": tuning.search_space(spec, run.tuning)}
     if spec.private:
         params.update(epsilon=run.epsilon, delta=run.delta)
     return algorithms.make(spec.name, random_state=run.random_state, **params)

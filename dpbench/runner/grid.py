@@ -19,6 +19,7 @@ import numpy as np
 
 from dpbench import algorithms, tuning
 from dpbench.data import data_seed, dataset_task, expand_dataset_specs
+from dpbench.tuning.spaces import tuning_space
 
 SPLITS = ("fixed", "per_seed")
 
@@ -101,7 +102,7 @@ def _algorithm_settings(entry) -> list[tuple[str, dict, list]]:
     spec = algorithms.get_spec(entry["name"])
     base = dict(entry.get("params") or {})
     grid = dict(entry.get("grid") or {})
-    pinned = sorted((set(base) | set(grid)) & set(spec.tuning_space))
+    pinned = sorted((set(base) | set(grid)) & set(tuning_space(spec.name)))
     settings = []
     for values in itertools.product(*grid.values()):
         params = {**base, **dict(zip(grid, values, strict=True))}
@@ -116,7 +117,7 @@ def _modes(entry, default: str, spec) -> list[str]:
     modes = (entry.get("modes") if isinstance(entry, Mapping) else None) or [default]
     if isinstance(modes, str) or any(m not in tuning.MODES for m in modes):
         raise ValueError(f"algorithm {spec.name!r} modes must be a list of {', '.join(tuning.MODES)}; got {modes!r}")
-    if set(modes) - {"fixed"} and not spec.tuning_space:
+    if set(modes) - {"fixed"} and not tuning_space(spec.name):
         raise ValueError(f"algorithm {spec.name!r} has no tuning space: it cannot run in tuned mode")
     if "private_selection" in modes and not spec.private:
         raise ValueError(f"algorithm {spec.name!r}: private_selection needs a private algorithm")
@@ -158,7 +159,7 @@ def expand(exp: Mapping) -> list[RunSpec]:
             for mode in _modes(entry, exp.get("tuning_mode", "fixed"), spec):
                 settings = {k: tuning_settings[k] for k in tuning.MODE_KEYS.get(mode, ())}
                 if settings and pinned:  # only then, so other runs' identities are as before
-                    if not set(spec.tuning_space) - set(pinned):
+                    if not set(tuning_space(spec.name)) - set(pinned):
                         raise ValueError(f"algorithm {name!r} sets every hyperparameter it could tune ({pinned}) "
                                          f"in params/grid: nothing left for mode {mode}")
                     settings["pinned"] = pinned

@@ -4,11 +4,11 @@
   source of every value: paper 000 Table I for BoostedAdaSSP, the partners' own papers where they
   recommend one) with the experiment entry's `params` on top.
 - `tuned`: paper 000's "non-privately tuned": an Optuna study per (algorithm, fixed params, dataset split,
-  epsilon, delta) over the registry's `tuning_space` (Table I's ranges; only what Table I tunes for that
-  algorithm), objective = the mean validation score over `tuning.seeds` fits on a random split of the
-  training part (never the test part).  The chosen setting is then fitted on the whole training part with
-  each run's seed and scored on the test part.  The selection looks at private data without charging it:
-  rows say `tuning_mode = tuned`, and figures label it "non-privately tuned".
+  epsilon, delta) over the algorithm's tuning space (`dpbench.tuning.spaces`: Table I's ranges; only what
+  Table I tunes for that algorithm), objective = the mean validation score over `tuning.seeds` fits on a
+  random split of the training part (never the test part).  The chosen setting is then fitted on the whole
+  training part with each run's seed and scored on the test part.  The selection looks at private data
+  without charging it: rows say `tuning_mode = tuned`, and figures label it "non-privately tuned".
 - `private_selection` (beyond the papers): the run's budget pays for the choice too: `n_candidates` random
   settings from the tuning space are fitted on a random part of the training data and one is chosen by the
   exponential mechanism on the rest (`dpbench.algorithms.private_selection`: by squared error for
@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+
+from dpbench.algorithms.spaces import without
+from dpbench.tuning.spaces import tuning_space
 
 MODES = ("fixed", "tuned", "private_selection")
 MODE_LABELS = {"fixed": "Fixed", "tuned": "Non-privately tuned", "private_selection": "Privately selected"}
@@ -62,8 +65,7 @@ def settings(tuning: Mapping | None) -> dict:
 def search_space(spec, run_tuning: Mapping) -> dict:
     """The ranges a tuned or privately selected run searches: the algorithm's tuning space without the names
     its experiment entry pins (sets in `params` or `grid`, e.g. paper 001's rounds for DP-XGBoost)."""
-    pinned = set(run_tuning.get("pinned", ()))
-    return {k: r for k, r in spec.tuning_space.items() if k not in pinned}
+    return without(tuning_space(spec.name), run_tuning.get("pinned", ()))
 
 
 def exhaustive_grid(space: Mapping, n_trials: int) -> dict | None:
@@ -82,8 +84,7 @@ def study_trials(spec, run_tuning: Mapping) -> int:
 
 
 def suggest(trial, name: str, space: Mapping):
-    """One hyperparameter from a registry range (dpbench.algorithms.registry): float / int (log or not) or
-    categorical."""
+    """One hyperparameter from a range (dpbench.algorithms.spaces): float / int (log or not) or categorical."""
     kind = space["type"]
     if kind == "float":
         return trial.suggest_float(name, space["low"], space["high"], log=space.get("log", False))

@@ -1,0 +1,282 @@
+"""interpret's DP internals that dpbench's DP-EBM replaces during its own fits, in one module.
+
+Everything that reads or patches interpret's private code is here (changes 1, 2, 3 and 5 of dp_ebm.py's
+docstring, and the fingerprints of interpret 0.7.8's sources they were checked against), so an interpret
+upgrade touches this file only.  dp_ebm.py imports it when a DP-EBM is fitted: importing dpbench.algorithms
+does not import interpret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import math
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+from interpret.privacy import DPExplainableBoostingClassifier, DPExplainableBoostingRegressor
+from interpret.utils._native import Booster, Native
+
+from dpbench.privacy import mu_from_epsilon_delta
+from dpbench.privacy.mechanisms import noise_weakening
+
+SEED_WARNING = "Privacy violation: using a fixed random_state"  # interpret's, silenced (dp_ebm.py's docstring)
+
+# ---------------------------------------------------------------------------------------------------------
+# interpret internals the privacy argument reads, and their source fingerprints in interpret 0.7.8
+# ---------------------------------------------------------------------------------------------------------
+VERIFIED_INTERPRET = "0.7.8"
+_VERIFIED_SOURCES = {
+    ("interpret.utils._privacy", "private_numeric_binning"): "ad5a96d7661c06dd",
+    ("interpret.utils._preprocessor", "EBMPreprocessor.fit"): "73fb73673d450be8",
+    ("interpret.glassbox._ebm._boost", "boost"): "4d1e6327c17b76e6",
+    ("interpret.glassbox._ebm._ebm", "EBMModel.fit"): "aa55bbd976b161d6",
+    ("interpret.glassbox._ebm._utils", "process_terms"): "e38a11b2bd07086e",
+    ("interpret.glassbox._ebm._utils", "process_bag_terms"): "1d7e6078a04497e4",
+    ("interpret.glassbox._ebm._utils", "make_bag"): "7d94b9786d5e4c60",
+    ("interpret.utils._native", "Booster"): "4c36db22a6f128ad",
+}
+# what dpbench swaps in during its fits: (module, attribute)
+_PRE = "interpret.utils._preprocessor"
+_SWAPPED = (
+    (_PRE, "private_numeric_binning"),
+    (_PRE, "private_categorical_binning"),
+    (_PRE, "calc_gdp_noise_multi"),
+    ("interpret.glassbox._ebm._ebm", "calc_gdp_noise_multi"),
+    ("interpret.glassbox._ebm._boost", "Booster"),
+)
+
+
+class InterpretChangedError(RuntimeError):
+    """interpret's DP internals are not those dpbench's privacy argument was checked against."""
+
+
+def _resolve(module: str, dotted: str):
+    obj = importlib.import_module(module)
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+_FINGERPRINTS: dict[int, tuple[object, str]] = {}  # id -> (object, fingerprint): each source is read once
+
+
+def _fingerprint(obj) -> str:
+    cached = _FINGERPRINTS.get(id(obj))
+    if cached is None or cached[0] is not obj:
+        source = inspect.getsource(obj).replace("\r\n", "\n")
+        cached = _FINGERPRINTS[id(obj)] = (obj, hashlib.sha256(source.encode()).hexdigest()[:16])
+    return cached[1]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# change 2: the merge threshold from the noisy histogram
+# ---------------------------------------------------------------------------------------------------------
+def merge_noisy_histogram(noisy_weights: np.ndarray, edges: np.ndarray, max_bins: int):
+    """interpret's greedy merge (utils/_privacy.py:113-139) with threshold = noisy total / max_bins.
+
+    A function of the noisy (clipped) histogram and the public edges only.  Returns (cuts, bin_weights) as
+    interpret does: bin_weights a list starting with the missing bin's 0.
+    """
+    target_weight = float(np.sum(noisy_weights)) / max_bins
+    bin_weights, bin_cuts = [0], [edges[0]]
+    curr_weight = 0
+    for index, right_edge in enumerate(edges[1:]):
+        curr_weight += noisy_weights[index]
+        if curr_weight >= target_weight:
+            bin_cuts.append(right_edge)
+            bin_weights.append(curr_weight)
+            curr_weight = 0
+    if len(bin_weights) == 1:
+        bin_weights.append(target_weight)
+        bin_cuts = np.empty(0, dtype=np.float64)
+    else:
+        bin_cuts = np.array(bin_cuts, dtype=np.float64)[1:-1]
+        bin_weights[-1] += curr_weight
+    return bin_cuts, bin_weights
+
+
+def public_threshold_numeric_binning(X_col, sample_weight, noise_scale, max_bins, min_feature_val,
+                                     max_feature_val, rng=None):
+    """interpret's private_numeric_binning (same signature, same noise draws) with a private merge threshold."""
+    if sample_weight is not None:
+        raise RuntimeError("dpbench's DP-EBM binning takes no sample weights")
+    native = Native.get_native_singleton()
+    counts, edges = np.histogram(X_col, bins=max_bins * 2, range=(min_feature_val, max_feature_val))
+    noisy = counts + native.generate_gaussian_random(rng=rng, stddev=noise_scale, count=counts.shape[0])
+    return merge_noisy_histogram(np.clip(noisy, 0, None), edges, max_bins)
+
+
+def gdp_noise_multi(total_queries, target_epsilon, delta) -> float:
+    """interpret's calc_gdp_noise_multi (std of each of `total_queries` GDP-composed unit-sensitivity queries
+    spending (target_epsilon, delta)) with dpbench's (epsilon, delta) -> mu."""
+    return math.sqrt(total_queries) / mu_from_epsilon_delta(target_epsilon, delta)
+
+
+def _no_categorical_binning(*args, **kwargs):
+    raise RuntimeError("interpret's private categorical binning (categories taken from the data) was reached "
+                       "in a dpbench DP-EBM fit; dpbench passes every feature as continuous")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# change 3: the regression model kept inside the target range
+# ---------------------------------------------------------------------------------------------------------
+class _BoundedBooster(Booster):
+    """interpret's Booster; inside a dpbench regression fit it projects each update (set_term_update) so that
+    score_range[0] <= intercept + sum_j term_j[b_j] <= score_range[1] for every combination of bins b."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        fit = getattr(_LOCAL, "fit", None)
+        self._score_range = None if fit is None else fit.score_range
+        self._pending = None
+
+    def __enter__(self):
+        booster = super().__enter__()
+        if self._score_range is not None:
+            if self.init_scores is not None or np.size(self.intercept) != 1:
+                raise RuntimeError("dpbench's bounded DP-EBM booster expects one score and no init_scores")
+            if any(len(f) != 1 for f in self.term_features):
+                raise RuntimeError("dpbench's bounded DP-EBM booster expects main effects only")
+            self._offset = float(np.ravel(self.intercept)[0])
+            self._terms = [self._get_current_term_scores(j) for j in range(len(self.term_features))]
+            self._low = np.array([t.min() for t in self._terms])
+            self._high = np.array([t.max() for t in self._terms])
+            lo, hi = self._score_range
+            if not lo <= self._offset + self._low.sum() <= self._offset + self._high.sum() <= hi:
+                raise RuntimeError("DP-EBM's initial model lies outside the target range")
+        return booster
+
+    def set_term_update(self, term_idx, update_scores):
+        if self._score_range is None:
+            return super().set_term_update(term_idx, update_scores)
+        if term_idx < 0:
+            raise RuntimeError("dpbench's bounded DP-EBM booster got an intercept update")
+        lo, hi = self._score_range
+        others_low = self._low.sum() - self._low[term_idx]
+        others_high = self._high.sum() - self._high[term_idx]
+        old = self._terms[term_idx]
+        new = np.clip(old + update_scores, lo - self._offset - others_low, hi - self._offset - others_high)
+        projected = new - old
+        super().set_term_update(term_idx, projected)
+        self._pending = (term_idx, old + projected)  # what the native model holds after apply_term_update
+        return None
+
+    def apply_term_update(self):
+        metric = super().apply_term_update()
+        if self._score_range is not None and self._pending is not None:
+            j, term = self._pending
+            self._terms[j], self._low[j], self._high[j] = term, term.min(), term.max()
+            self._pending = None
+        return metric
+
+
+# ---------------------------------------------------------------------------------------------------------
+# swapping them in for one fit
+# ---------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _FitState:
+    score_range: tuple[float, float] | None  # regression: (min_target, max_target); classification: None
+
+
+_LOCAL = threading.local()  # the dpbench fit running in this thread, if any
+_SWAP_LOCK = threading.Lock()
+_swap = {"active": 0, "originals": {}}
+
+
+def _dispatch_numeric(*args, **kwargs):
+    if getattr(_LOCAL, "fit", None) is not None:
+        return public_threshold_numeric_binning(*args, **kwargs)
+    return _swap["originals"][_PRE, "private_numeric_binning"](*args, **kwargs)
+
+
+def _dispatch_categorical(*args, **kwargs):
+    if getattr(_LOCAL, "fit", None) is not None:
+        return _no_categorical_binning(*args, **kwargs)
+    return _swap["originals"][_PRE, "private_categorical_binning"](*args, **kwargs)
+
+
+def _dispatch_noise(*args, **kwargs):
+    if getattr(_LOCAL, "fit", None) is not None:  # (x the audit's power-test weakening, 1 otherwise)
+        return gdp_noise_multi(*args, **kwargs) * noise_weakening()
+    return _resolve("interpret.utils._privacy", "calc_gdp_noise_multi")(*args, **kwargs)
+
+
+_REPLACEMENTS = {
+    "private_numeric_binning": _dispatch_numeric,
+    "private_categorical_binning": _dispatch_categorical,
+    "calc_gdp_noise_multi": _dispatch_noise,
+    "Booster": _BoundedBooster,  # behaves as interpret's Booster outside a dpbench regression fit
+}
+
+
+def check_interpret_internals() -> None:
+    """Raise InterpretChangedError unless the interpret code the privacy argument reads is 0.7.8's."""
+    problems = []
+    for module, name in _SWAPPED:
+        try:
+            current = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            problems.append(f"{module}.{name} no longer exists")
+            continue
+        if _swap["active"] and current is not _REPLACEMENTS[name]:
+            problems.append(f"{module}.{name} was replaced during a dpbench fit")
+    if not _swap["active"] and not problems:
+        if _resolve("interpret.utils._preprocessor", "private_numeric_binning") is not _resolve(
+                "interpret.utils._privacy", "private_numeric_binning"):
+            problems.append("interpret.utils._preprocessor.private_numeric_binning is not _privacy's")
+        for module in ("interpret.utils._preprocessor", "interpret.glassbox._ebm._ebm"):
+            if _resolve(module, "calc_gdp_noise_multi") is not _resolve("interpret.utils._privacy",
+                                                                        "calc_gdp_noise_multi"):
+                problems.append(f"{module}.calc_gdp_noise_multi is not _privacy's")
+        if _resolve("interpret.glassbox._ebm._boost", "Booster") is not Booster:
+            problems.append("interpret.glassbox._ebm._boost.Booster is not interpret.utils._native.Booster")
+    for (module, name), expected in _VERIFIED_SOURCES.items():
+        try:
+            found = _fingerprint(_resolve(module, name))
+        except (ImportError, AttributeError, OSError, TypeError):
+            problems.append(f"{module}.{name} cannot be read")
+            continue
+        if found != expected:
+            problems.append(f"{module}.{name} differs from interpret {VERIFIED_INTERPRET}'s")
+    if problems:
+        import interpret
+
+        raise InterpretChangedError(
+            f"dpbench's DP-EBM privacy fixes were verified against interpret {VERIFIED_INTERPRET}'s internals, "
+            f"but with interpret {getattr(interpret, '__version__', '?')} installed: " + "; ".join(problems)
+            + ". Re-check the argument in dpbench/algorithms/dp_ebm.py (and the fingerprints in "
+            "dpbench/algorithms/_interpret_patch.py) before fitting."
+        )
+
+
+@contextmanager
+def private_interpret(score_range: tuple[float, float] | None):
+    """dpbench's replacements active for interpret fits in this thread, for the duration of the block."""
+    with _SWAP_LOCK:
+        check_interpret_internals()
+        if _swap["active"] == 0:
+            for module, name in _SWAPPED:
+                mod = importlib.import_module(module)
+                _swap["originals"][module, name] = getattr(mod, name)
+                setattr(mod, name, _REPLACEMENTS[name])
+        _swap["active"] += 1
+    previous = getattr(_LOCAL, "fit", None)
+    _LOCAL.fit = _FitState(score_range)
+    try:
+        yield
+    finally:
+        _LOCAL.fit = previous
+        with _SWAP_LOCK:
+            _swap["active"] -= 1
+            if _swap["active"] == 0:
+                for module, name in _SWAPPED:
+                    setattr(importlib.import_module(module), name, _swap["originals"].pop((module, name)))
+
+
+__all__ = ["DPExplainableBoostingClassifier", "DPExplainableBoostingRegressor", "InterpretChangedError",
+           "check_interpret_internals", "gdp_noise_multi", "merge_noisy_histogram", "private_interpret",
+           "public_threshold_numeric_binning"]
