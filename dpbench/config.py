@@ -1,4 +1,5 @@
-"""Configs: the packaged Hydra configs (dpbench/conf), their schema, and validation before anything runs.
+"""Configs: the packaged Hydra configs (conf/, installed as dpbench/conf), their schema, and validation before
+anything runs.
 
 The schema (dataclasses in Hydra's ConfigStore, `dpbench_schema` in conf/config.yaml) makes unknown keys and
 wrong types composition errors; `validate` then checks what a schema cannot (names of algorithms, datasets and
@@ -13,13 +14,23 @@ import difflib
 import itertools
 import logging
 import re
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CONF_MODULE = "dpbench.conf"
-CONF_DIR = Path(__file__).resolve().parent / "conf"
+
+
+def _conf_dir() -> Path:
+    """The packaged configs: dpbench/conf in an installed wheel (pyproject.toml maps conf/ to the package
+    dpbench.conf), else the repository's conf/ beside the package (a checkout: editable install, PYTHONPATH).
+    Found from this file, not by importing dpbench.conf: a checkout run with PYTHONPATH next to an editable
+    install of another checkout would import that one's configs."""
+    package = Path(__file__).resolve().parent
+    installed = package / "conf"
+    return installed if (installed / "config.yaml").is_file() else package.parent / "conf"
+
+
+CONF_DIR = _conf_dir()
 EXPERIMENT_KEYS = ("name", "algorithms", "datasets", "epsilons", "deltas", "seeds", "tuning_mode", "tuning", "split")
 GROUPS = ("experiment", "dataset", "algorithm", "runner", "tuning")
 
@@ -76,10 +87,6 @@ class Config:
     runner: RunnerConfig = field(default_factory=RunnerConfig)
 
 
-# conf/config.yaml's optional ./conf layer (hydra.searchpath) is usually absent: not worth a warning
-warnings.filterwarnings("ignore", message=r"provider=hydra\.searchpath in main, path=conf is not available")
-
-
 def register() -> None:
     from hydra.core.config_store import ConfigStore
 
@@ -96,10 +103,40 @@ def normalize_overrides(overrides: list[str]) -> list[str]:
     return [o[1:] if re.match(rf"\+({'|'.join(GROUPS)})=", o) else o for o in overrides]
 
 
+def user_conf_dir() -> Path | None:
+    """./conf in the working directory: your own configs, searched after the packaged ones.  None when there is
+    none, or when it is dpbench's own conf/ (it holds config.yaml: the root of a checkout, this one or another
+    whose dpbench is installed), which is not searched a second time as a user layer."""
+    d = Path("conf").resolve()
+    return d if d.is_dir() and not (d / "config.yaml").is_file() else None
+
+
+def searchpath() -> list[str]:
+    """The override that adds the user's ./conf to Hydra's search path (none without one)."""
+    d = user_conf_dir()
+    return [f"hydra.searchpath=['file://{d.as_posix()}']"] if d else []
+
+
+def _file_options(root: Path | None, group: str) -> set[str]:
+    d = root / group if root else None
+    return {p.relative_to(d).with_suffix("").as_posix() for p in d.rglob("*.yaml")} if d and d.is_dir() else set()
+
+
 def options(group: str) -> list[str]:
     """A config group's options (packaged and in ./conf), e.g. options('experiment')."""
-    dirs = [CONF_DIR / group, Path("conf") / group]
-    return sorted({str(p.relative_to(d).with_suffix("")) for d in dirs if d.is_dir() for p in d.rglob("*.yaml")})
+    return sorted(_file_options(CONF_DIR, group) | _file_options(user_conf_dir(), group))
+
+
+def check_user_configs() -> None:
+    """A user config in ./conf with the name of a packaged one would be shadowed silently (the packaged
+    configs are searched first): name the file instead."""
+    user = user_conf_dir()
+    for group in GROUPS:
+        packaged = _file_options(CONF_DIR, group)
+        for name in sorted(_file_options(user, group) & packaged):
+            path = Path("conf") / group / f"{name}.yaml"
+            raise ValueError(f"{path} has the name of dpbench's packaged {group} {name!r}, which wins over it; "
+                             f"rename yours (e.g. {group}={name}_mine)")
 
 
 def experiment_names() -> list[str]:
@@ -178,14 +215,14 @@ def sweep_jobs(overrides: list[str]) -> list[list[str]]:
 def compose(overrides: list[str]):
     """The resolved config via Hydra's compose API (scripts, tests); the CLI composes with @hydra.main."""
     from hydra import compose as hydra_compose
-    from hydra import initialize_config_module
+    from hydra import initialize_config_dir
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
     check_syntax(overrides)
     try:
-        with initialize_config_module(config_module=CONF_MODULE, version_base="1.3"):
-            return hydra_compose("config", overrides=normalize_overrides(overrides))
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            return hydra_compose("config", overrides=[*normalize_overrides(overrides), *searchpath()])
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError(one_line(exc)) from None
 

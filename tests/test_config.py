@@ -1,9 +1,12 @@
 """The packaged configs compose, validate and expand; bad configs are one-line ConfigErrors before anything runs."""
 
+from pathlib import Path
+
 import pytest
 
 from dpbench import algorithms
-from dpbench.config import CONF_DIR, ConfigError, compose, experiment, experiment_names, options, validate
+from dpbench.config import (CONF_DIR, ConfigError, check_user_configs, compose, experiment, experiment_names, options,
+                            searchpath, user_conf_dir, validate)
 from dpbench.runner.grid import expand
 
 CLASSIFICATION_DATA = "datasets=[{name: synthetic, task: classification, n_train: 500, n_test: 100}]"
@@ -64,6 +67,36 @@ def test_a_conf_dir_in_the_working_directory_adds_configs(tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path)
     assert "mine" in experiment_names()
     assert len(_grid("experiment=mine")) == 1
+
+
+def test_the_repository_conf_is_not_searched_twice(tmp_path, monkeypatch):
+    """From the root of a checkout ./conf is dpbench's own conf/ (it holds config.yaml), this one's or another's
+    whose dpbench is installed: not a user layer, so not searched twice and no clash with itself."""
+    monkeypatch.chdir(CONF_DIR.parent)
+    assert Path("conf").resolve() == CONF_DIR.resolve()
+    assert user_conf_dir() is None and searchpath() == []
+    check_user_configs()
+    assert validate(compose([]))["name"] == "quickstart"
+    (tmp_path / "conf" / "experiment").mkdir(parents=True)  # another checkout's conf/
+    (tmp_path / "conf" / "config.yaml").write_text("name: other\n")
+    (tmp_path / "conf" / "experiment" / "quickstart.yaml").write_text("# @package _global_\nname: other\n")
+    monkeypatch.chdir(tmp_path)
+    assert user_conf_dir() is None
+    check_user_configs()
+    assert compose([])["name"] == "quickstart"
+
+
+def test_every_package_is_installed():
+    """pyproject.toml lists the packages (conf/ installs as dpbench.conf, which `packages.find` cannot say): a new
+    subpackage of dpbench/ must be listed too, or a non-editable install lacks it."""
+    tomllib = pytest.importorskip("tomllib")
+    root = CONF_DIR.parent
+    if not (root / "pyproject.toml").exists():
+        pytest.skip("not a checkout")
+    setuptools = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = {".".join(p.parent.relative_to(root).parts) for p in (root / "dpbench").rglob("*.py")}
+    assert sorted(setuptools["packages"]) == sorted(found | {"dpbench.conf"})
+    assert setuptools["package-dir"] == {"dpbench.conf": "conf"}
 
 
 def test_a_user_config_with_a_packaged_name_is_an_error_naming_it(tmp_path, monkeypatch, capsys):
