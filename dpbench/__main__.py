@@ -179,8 +179,8 @@ def _hydra(command: str, args: list[str]) -> int:
     import hydra
     from hydra._internal.utils import get_args_parser
 
-    from dpbench.config import (CONF_DIR, check_syntax, check_user_configs, compose, normalize_overrides, searchpath,
-                                sweep_jobs, validate)
+    from dpbench import config
+    from dpbench.config import check_syntax, compose, normalize_overrides, sweep_jobs, validate
 
     dry_run = "--dry-run" in args
     args = [a for a in args if a != "--dry-run"]
@@ -193,12 +193,13 @@ def _hydra(command: str, args: list[str]) -> int:
         raise ValueError(f"unknown option(s) {' '.join(unknown)}; see `python -m dpbench {command} --help`")
     overrides = normalize_overrides(flags.overrides)
     check_syntax(overrides)
-    check_user_configs()
+    config.check_user_configs()
+    config.store()
     if flags.multirun:  # every job's config, before the first job writes anything
         for job in sweep_jobs(overrides):
             validate(compose(job))
 
-    @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
+    @hydra.main(config_path=str(config.CONF_DIR), config_name="config", version_base="1.3")
     def task(cfg) -> None:
         from hydra.core.hydra_config import HydraConfig
         from hydra.types import RunMode
@@ -213,7 +214,7 @@ def _hydra(command: str, args: list[str]) -> int:
 
     saved = sys.argv, os.environ.get("HYDRA_FULL_ERROR")
     options = [a for a in args if a not in flags.overrides]  # Hydra's parser wants the overrides together
-    sys.argv = ["dpbench", *options, f"hydra.job.name={command}", *overrides, *searchpath()]
+    sys.argv = ["dpbench", *options, f"hydra.job.name={command}", *overrides, *config.searchpath()]
     os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
         task()

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 
-
 def _conf_dir() -> Path:
     """The packaged configs: dpbench/conf in an installed wheel (pyproject.toml maps conf/ to the package
     dpbench.conf), else the repository's conf/ beside the package (a checkout: editable install, PYTHONPATH).
@@ -75,6 +74,7 @@ class Config:
     name: str | None = None
     algorithms: list[Any] = field(default_factory=list)
     datasets: list[Any] = field(default_factory=list)
+    dataset_grid: dict[str, list[Any]] = field(default_factory=dict)  # {option: [values]} crossed with each dataset
     epsilons: list[float] = field(default_factory=list)
     deltas: list[float] = field(default_factory=lambda: [1e-6])
     seeds: list[int] = field(default_factory=lambda: [0])
@@ -87,15 +87,82 @@ class Config:
     runner: RunnerConfig = field(default_factory=RunnerConfig)
 
 
-def register() -> None:
+# Hydra logs a failed job before re-raising its error; main() prints errors itself, in one line
+logging.getLogger("hydra").addHandler(logging.NullHandler())
+
+
+def shorthands() -> dict[str, dict]:
+    """The shorthands, by path (group/name), made from the registries so that a registered algorithm or dataset
+    needs no YAML: `algorithm=<name>` sets the algorithms; `dataset=<group>` (e.g. openml_all),
+    `dataset=<group without _all>/<slug or name>` (e.g. openml/cpu_act) and, for a dataset in no group,
+    `dataset=<name>` set the datasets."""
+    from dpbench import algorithms, data
+
+    out = {f"algorithm/{name}": {"algorithms": [{"name": name}]} for name in algorithms.available()}
+    for group, names in data.groups().items():
+        out[f"dataset/{group}"] = {"datasets": [group]}
+        out.update({f"dataset/{dataset_shorthand(n)}": {"datasets": [n]} for n in names})
+    out.update({f"dataset/{n}": {"datasets": [n]} for n in data.available() if not data.get_spec(n).group})
+    return out
+
+
+def dataset_shorthand(name: str) -> str:
+    """The `dataset=` option of a registered dataset (or group)."""
+    from dpbench import data
+
+    if name in data.groups():
+        return name
+    spec = data.get_spec(name)
+    return f"{spec.group.removesuffix('_all')}/{spec.slug or name}" if spec.group else name
+
+
+def _experiment_file(name: str) -> Path | None:
+    found = [d / "experiment" / f"{name}.yaml" for d in (CONF_DIR, user_conf_dir()) if d]
+    return next((p for p in found if p.is_file()), None)
+
+
+def smoke_overlay(name: str) -> str | None:
+    """The smoke overlay (conf/smoke/) of an experiment: smoke/<name> if there is one, else smoke/<base> of the
+    base config its defaults list names (`- /base/<base>`), else None (no smoke variant)."""
+    from omegaconf import OmegaConf
+
+    overlays = set(_file_options(CONF_DIR, "smoke")) | set(_file_options(user_conf_dir(), "smoke"))
+    if name in overlays:
+        return name
+    path = _experiment_file(name)
+    defaults = OmegaConf.to_container(OmegaConf.load(path)).get("defaults", []) if path else []
+    bases = [d.removeprefix("/base/") for d in defaults if isinstance(d, str) and d.startswith("/base/")]
+    return next((b for b in bases if b in overlays), None)
+
+
+def smoke_variants() -> dict[str, dict]:
+    """experiment=smoke/<name>, by path: the experiment with its smoke overlay on top, named <name>_smoke (its
+    own results directory, which the report does not judge)."""
+    out = {}
+    for name in _file_options(CONF_DIR, "experiment") | _file_options(user_conf_dir(), "experiment"):
+        overlay = smoke_overlay(name)
+        if overlay:
+            out[f"experiment/smoke/{name}"] = {"defaults": [f"/experiment/{name}", f"/smoke/{overlay}", "_self_"],
+                                               "name": f"{name}_smoke"}
+    return out
+
+
+def _generated(group: str) -> dict[str, dict]:
+    """The configs of `group` made in code, by path."""
+    made = {"experiment": smoke_variants, "algorithm": shorthands, "dataset": shorthands}.get(group, dict)()
+    return {p: node for p, node in made.items() if p.startswith(f"{group}/")}
+
+
+def store() -> None:
+    """Put into Hydra's ConfigStore what is not a file: the schema (`dpbench_schema`), the shorthands and the
+    smoke variants.  Called before every composition, so algorithms and datasets registered since are in."""
     from hydra.core.config_store import ConfigStore
 
-    ConfigStore.instance().store(name="dpbench_schema", node=Config)
-    # Hydra logs a failed job before re-raising its error; main() prints errors itself, in one line
-    logging.getLogger("hydra").addHandler(logging.NullHandler())
-
-
-register()
+    cs = ConfigStore.instance()
+    cs.store(name="dpbench_schema", node=Config)
+    for path, node in {**shorthands(), **smoke_variants()}.items():
+        group, _, name = path.rpartition("/")
+        cs.store(group=group, name=name, node=node, package="_global_")
 
 
 def normalize_overrides(overrides: list[str]) -> list[str]:
@@ -122,21 +189,27 @@ def _file_options(root: Path | None, group: str) -> set[str]:
     return {p.relative_to(d).with_suffix("").as_posix() for p in d.rglob("*.yaml")} if d and d.is_dir() else set()
 
 
+def _packaged_options(group: str) -> set[str]:
+    """The packaged files' and the generated configs' options of a group."""
+    generated = {p.removeprefix(f"{group}/") for p in _generated(group)}
+    return _file_options(CONF_DIR, group) | generated
+
+
 def options(group: str) -> list[str]:
-    """A config group's options (packaged and in ./conf), e.g. options('experiment')."""
-    return sorted(_file_options(CONF_DIR, group) | _file_options(user_conf_dir(), group))
+    """A config group's options (packaged, generated and in ./conf), e.g. options('experiment')."""
+    return sorted(_packaged_options(group) | _file_options(user_conf_dir(), group))
 
 
 def check_user_configs() -> None:
-    """A user config in ./conf with the name of a packaged one would be shadowed silently (the packaged
-    configs are searched first): name the file instead."""
+    """A user config in ./conf with the name of a packaged or generated one would shadow it or be shadowed,
+    silently: name the file instead."""
     user = user_conf_dir()
     for group in GROUPS:
-        packaged = _file_options(CONF_DIR, group)
+        packaged = _packaged_options(group)
         for name in sorted(_file_options(user, group) & packaged):
             path = Path("conf") / group / f"{name}.yaml"
-            raise ValueError(f"{path} has the name of dpbench's packaged {group} {name!r}, which wins over it; "
-                             f"rename yours (e.g. {group}={name}_mine)")
+            raise ValueError(f"{path} has the name of dpbench's packaged {group} {name!r}, so one of them is "
+                             f"ignored; rename yours (e.g. {group}={name}_mine)")
 
 
 def experiment_names() -> list[str]:
@@ -159,6 +232,8 @@ def _unknown_key(key: str) -> str:
     valid = _schema_keys(parent)
     if parent == "plot":
         return f"unknown config key {key!r}; a plot option the figure kind takes is added with +{key}=..."
+    if parent == "dataset_grid":
+        return f"unknown config key {key!r}; a dataset option to cross is added with +{key}=[values]"
     close = difflib.get_close_matches(leaf, valid, n=1)
     hint = f" (did you mean {(parent + '.' if parent else '') + close[0]}?)" if close else ""
     return f"unknown config key {key!r}{hint}; valid keys{' of ' + parent if parent else ''}: {', '.join(valid)}"
@@ -220,6 +295,7 @@ def compose(overrides: list[str]):
     from omegaconf.errors import OmegaConfBaseException
 
     check_syntax(overrides)
+    store()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             return hydra_compose("config", overrides=[*normalize_overrides(overrides), *searchpath()])
@@ -295,9 +371,10 @@ def _check_runner(runner: dict) -> None:
 
 
 def validate(cfg) -> dict:
-    """The config as a plain dict, checked so that the run cannot fail on the config (ConfigError otherwise)."""
+    """The config as a plain dict, checked so that the run cannot fail on the config (ConfigError otherwise).
+    `dataset_grid` is applied: `datasets` lists every crossed dataset, as the runner expands and hashes it."""
     from dpbench import tuning
-    from dpbench.data import check_spec, expand_dataset_specs
+    from dpbench.data import check_spec, cross_dataset_grid, expand_dataset_specs
     from dpbench.runner.execute import BACKENDS
     from dpbench.runner.grid import expand
 
@@ -310,6 +387,7 @@ def validate(cfg) -> dict:
     _check_runner(cfg["runner"])
     try:
         _check_plot(cfg["plot"])
+        cfg["datasets"], cfg["dataset_grid"] = cross_dataset_grid(cfg["datasets"], cfg["dataset_grid"]), {}
         for spec in expand_dataset_specs(cfg["datasets"]):
             check_spec(spec)  # names and options (synthetic: the generator's own checks), so none fails as data_error
         _check_algorithms(cfg["algorithms"])

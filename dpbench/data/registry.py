@@ -33,7 +33,7 @@ class DatasetSpec:
         train, test, positive_pct; see mirror.measure); paper_table names the table, paper_split the split
         under which they hold ('paper': trained and tested on the official test rows, cod-rna only).
     group: a name that selects several datasets at once (e.g. openml_all); slug: the Hydra shorthand
-        conf/dataset/<group without _all>/<slug or name>.yaml.
+        `dataset=<group without _all>/<slug or name>` (dpbench.config.shorthands).
     label: for generators, the name a spec's rows carry in results, from its options.
     """
 
