@@ -15,10 +15,12 @@ from typing import Any
 
 from sklearn.base import is_classifier
 
+from dpbench.algorithms.base import LR_SCHEDULES
+
 # Table I ranges, named once.
 CLIP_BOUND = {"type": "float", "low": 1e-5, "high": 1e5, "log": True}
 ROUNDS = {"type": "int", "low": 1, "high": 4000, "log": True}
-LR_SCHEDULE = {"type": "categorical", "choices": ["constant", "1/t", "1/sqrt(t)"]}
+LR_SCHEDULE = {"type": "categorical", "choices": list(LR_SCHEDULES)}  # the schedules step_size knows
 LEAVES = {"type": "int", "low": 1, "high": 1000, "log": True}
 NOT_PRIVACY_PARAMS = ("epsilon", "delta", "random_state")
 
