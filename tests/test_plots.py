@@ -174,3 +174,19 @@ def test_algorithms_of_one_task_have_distinct_colours():
         assert len(set(colours.values())) == len(names), task
     both = algorithm_colors(["adassp", "ols", "tukey"])
     assert algorithm_colors(["ols", "adassp"]) == {k: both[k] for k in ("ols", "adassp")}  # the same in every figure
+
+
+def test_classification_colours_come_from_names_and_losses():
+    """paper 001's figures colour a line by the row's algorithm name, or its loss where it takes one, never by
+    words in a display label (a tuned DP-XGBoost keeps its colour; a loss keeps its colour across algorithms)."""
+    from dpbench.plots.classification import _colors, _ok
+    from dpbench.plots.common import LOSS_COLORS, algorithm_colors
+
+    df = pd.DataFrame({"algorithm": ["dp_xgboost", "dp_ebm_clf", "boosted_adassp_clf", "boosted_linear_clf"],
+                       "tuning_mode": ["tuned", "fixed", "fixed", "fixed"], "status": "ok",
+                       "param_loss": [None, None, "hinge", "hinge"]})
+    colors = _colors(_ok(df))
+    named = algorithm_colors(["dp_xgboost", "dp_ebm_clf"])
+    assert colors == {"DP-XGBoost (non-privately tuned)": named["dp_xgboost"], "DP-EBM": named["dp_ebm_clf"],
+                      "BoostedAdaSSP (hinge)": LOSS_COLORS["hinge"],
+                      "Boosted linear (non-private) (hinge)": LOSS_COLORS["hinge"]}

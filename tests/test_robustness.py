@@ -13,8 +13,8 @@ import pytest
 from dpbench import claims, plots, results
 from dpbench.__main__ import main
 from dpbench.analyses import paper000_robustness as rob
-from dpbench.config import compose
-from dpbench.data import load_dataset
+from dpbench.config import compose, validate
+from dpbench.data import dataset_label, load_dataset
 from dpbench.data.sets.synthetic import NOISE_STD
 from dpbench.plots.robustness import comparison, variants
 
@@ -65,8 +65,9 @@ def frame(mse, outlier="label", seeds=(0, 1, 2), tukey_models=(1000,), failed=la
     for (name, par), e, p, n, s in itertools.product(settings, EPS, PS, NS, seeds):
         variant = f"tukey[n_models={par['n_models']}]" if name == "tukey" and len(tukey_models) > 1 else name
         bad = name == "tukey" and failed(variant, e, p, n)
+        dataset = dataset_label({"name": "synthetic", "outlier": outlier, "fraction": p, "n_train": int(n)})
         rows.append({"algorithm": name, "params": json.dumps(par, sort_keys=True), "epsilon": e, "seed": int(s),
-                     "dataset": f"synthetic_{outlier}_p{p:g}_n{int(n)}_d10", "n_train": int(n),
+                     "dataset": dataset, "n_train": int(n),
                      "status": "ptr_failed" if bad else "ok",
                      "test_mse": mse(variant, e, p, n) * (1 + 0.01 * (int(s) - 1))})
     return pd.DataFrame(rows)
@@ -189,7 +190,7 @@ def test_smoke_sweep_draws_the_figure_and_checks_the_claims(outlier, tmp_path, m
 
 def test_full_configs_are_the_paper_grid():
     for outlier in ("label", "feature", "model"):
-        cfg = compose([f"experiment=robust_{outlier}"])
+        cfg = validate(compose([f"experiment=robust_{outlier}"]))
         specs = cfg["datasets"]
         assert {s["outlier"] for s in specs} == {outlier} and {s["d"] for s in specs} == {10}
         assert min(s["n_train"] for s in specs) == 10_000 and max(s["n_train"] for s in specs) == 1_000_000

@@ -16,7 +16,7 @@ from pathlib import Path
 from dpbench.data.base import Dataset, MissingDataError
 from dpbench.data.catalog import SPLITS, load, resolve_data_dir
 from dpbench.data.preprocess import FIXED_SPLIT_SEED
-from dpbench.data.registry import DatasetSpec, available, dataset, get_spec, groups, register, unregister
+from dpbench.data.registry import DatasetSpec, available, dataset, get_spec, groups, label_options, register, unregister
 
 
 def _as_spec(spec) -> dict:
@@ -108,5 +108,5 @@ def load_dataset(spec, split_seed: int = FIXED_SPLIT_SEED, data_dir=None, split:
 from dpbench.data import sets  # noqa: E402,F401 - registers every dataset
 
 __all__ = ["Dataset", "DatasetSpec", "MissingDataError", "available", "check_spec", "cross_dataset_grid", "data_seed",
-           "dataset", "dataset_label", "dataset_task", "expand_dataset_specs", "get_spec", "groups", "load_dataset",
-           "register", "resolve_data_dir", "unregister"]
+           "dataset", "dataset_label", "dataset_task", "expand_dataset_specs", "get_spec", "groups", "label_options",
+           "load_dataset", "register", "resolve_data_dir", "unregister"]

@@ -8,8 +8,8 @@ stay apart (min-max bands of several p ran together into grey).  x is n_train in
 paper's '# Samples'.  A run whose status is an algorithm outcome other than 'ok' (TukeyEM's ptr_failed zero
 model) counts in the mean and is drawn as a red cross, counted in the legend.
 
-The rows' p and corruption come from the synthetic dataset's results name
-(`synthetic_<outlier>_p<fraction>_n<n_train>_d<d>`, data/sets/synthetic.py).  An algorithm run with several
+The rows' p and corruption are the synthetic dataset's options, which the data registry reads back from
+each row's dataset name (`data.label_options`).  An algorithm run with several
 hyperparameter settings (TukeyEM with 1000 and 10,000 models) is one *variant* per setting, a row each, named
 by the parameters that differ (`variants`).
 """
@@ -23,19 +23,25 @@ import pandas as pd
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
+from dpbench import data
 from dpbench.plots import common, figure
-
-_NAME = re.compile(r"^synthetic_(?P<outlier>[a-z]+)_p(?P<fraction>[0-9.e+-]+)_n(?P<n>\d+)_d(?P<d>\d+)$")
 
 
 def settings(df: pd.DataFrame) -> pd.DataFrame:
-    """df with columns outlier and fraction parsed from the synthetic dataset names (a ValueError otherwise)."""
-    parsed = df["dataset"].str.extract(_NAME)
-    bad = df.loc[parsed["outlier"].isna(), "dataset"].unique()
-    if len(bad):
-        raise ValueError(f"plot.kind=sample_curve needs synthetic datasets (synthetic_<outlier>_p<p>_n<n>_d<d>); "
+    """df with the columns outlier and fraction: the options of each row's dataset (a ValueError for a dataset
+    without them)."""
+    options = {}
+    for name in df["dataset"].unique():
+        try:
+            options[name] = data.label_options(name)
+        except ValueError:
+            options[name] = {}
+    bad = [n for n, o in options.items() if not {"outlier", "fraction"} <= set(o)]
+    if bad:
+        raise ValueError(f"plot.kind=sample_curve needs synthetic datasets (a corruption and its fraction); "
                          f"got {', '.join(map(str, bad[:3]))}")
-    return df.assign(outlier=parsed["outlier"], fraction=parsed["fraction"].astype(float))
+    return df.assign(outlier=df["dataset"].map(lambda n: options[n]["outlier"]),
+                     fraction=df["dataset"].map(lambda n: float(options[n]["fraction"])))
 
 
 def variants(df: pd.DataFrame) -> pd.DataFrame:
