@@ -94,7 +94,11 @@ def test_comparison_and_figure_layout():
                   to_rgb("crimson"))
     assert crosses == int((df["status"] == "ptr_failed").sum())  # every failed run drawn, not hidden
     text = plots.summary({"kind": "sample_curve"}, df)
-    assert "better mean test MSE than AdaSSP in 18 of 18" in text and "failed outcomes: 54 of 54" in text
+    assert "better mean test MSE than AdaSSP in 18 of 18" in text
+    # TukeyEM (1000 models) failed in every cell: no win counted, every cell excluded and said so
+    assert ("than TukeyEM (n_models=1000) in 0 of 0 (epsilon, p, n) cells where neither failed; 18 of 18 cells "
+            "excluded (TukeyEM (n_models=1000) failed in 54 of 54 runs") in text
+    assert "than TukeyEM (n_models=10000) in 18 of 18" in text
     plt.close(fig)
 
 
