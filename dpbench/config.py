@@ -129,7 +129,7 @@ def smoke_overlay(name: str) -> str | None:
     base config its defaults list names (`- /base/<base>`), else None (no smoke variant)."""
     from omegaconf import OmegaConf
 
-    overlays = set(_file_options(CONF_DIR, "smoke")) | set(_file_options(user_conf_dir(), "smoke"))
+    overlays = _file_options(CONF_DIR, "smoke") | _file_options(user_conf_dir(), "smoke")
     if name in overlays:
         return name
     path = _experiment_file(name)
@@ -390,7 +390,7 @@ def validate(cfg) -> dict:
     _check_runner(cfg["runner"])
     try:
         _check_plot(cfg["plot"])
-        cfg["datasets"], cfg["dataset_grid"] = cross_dataset_grid(cfg["datasets"], cfg["dataset_grid"]), {}
+        cfg["datasets"], cfg["dataset_grid"] = cross_dataset_grid(cfg["datasets"], cfg.get("dataset_grid")), {}
         for spec in expand_dataset_specs(cfg["datasets"]):
             check_spec(spec)  # names and options (synthetic: the generator's own checks), so none fails as data_error
         _check_algorithms(cfg["algorithms"])

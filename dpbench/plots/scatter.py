@@ -131,12 +131,12 @@ def _count(ax, text: str, boxes: list[tuple], below: bool) -> None:
 def win_summary(df: pd.DataFrame, x: str, y: str, metric: str = "test_mse", settings=None, size_by=None) -> str:
     """The report's lines for a scatter: per setting and epsilon, on how many datasets each has the lower error,
     over the datasets where neither failed (`comparable_cells`), and how many were excluded."""
-    lines = []
+    lines, names = [], (common.algorithm_label(y), common.algorithm_label(x))
     for s in _settings(settings):
         cells = comparable_cells(df, x, y, metric, s)
         counts = win_counts(cells).to_string() if cells.total else "no dataset with results of both"
         lines.append(f"{setting_label(s, x, y)}: datasets where {y} has lower {metric} than {x} (y_better), "
-                     f"per epsilon, where neither failed{cells.note(y, x)}:\n{counts}")
+                     f"per epsilon, where neither failed{cells.note(*names)}:\n{counts}")
     return "\n\n".join(lines)
 
 
@@ -213,8 +213,8 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str = "", metric: str = "te
     note = f"; {absent} datasets without results of both" if absent else ""
     size = "; marker area proportional to n/d" if size_by else ""
     excluded, total = sum(c.excluded for c in compared.values()), sum(c.total for c in compared.values())
-    counts = (f"\ncounts: datasets where neither failed ({excluded} of {total} (dataset, epsilon) points excluded: "
-              f"a side failed in more than {FAILED_SHARE:g} of its runs)") if excluded else ""
+    counts = (f"\ncounts: datasets where neither failed; {excluded} of {total} points excluded (a side failed in "
+              f"more than {FAILED_SHARE:g} of its runs)") if excluded else ""
     fig.suptitle(f"{title}\nmean over {n_seeds} seeds; below the diagonal: {yl} better; named: the largest gaps"
                  f"{size}{note}{counts}".strip(), fontsize=10)
     fig.tight_layout()
