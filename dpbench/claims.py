@@ -17,7 +17,8 @@ tests/test_claims.py checks both on seeded synthetic results.
 Shared conventions (one place, used by every check):
 - a *cell* is one comparison unit (dataset x epsilon, or epsilon x p x n); a cell where more than
   `FAILED_SHARE` of either side's runs ended in a failed outcome (status other than 'ok': ptr_failed, an empty
-  private histogram, an error) is excluded and counted: a win over a zero model is not a win;
+  private histogram, an error) is excluded and counted: a win over a zero model is not a win (the figures'
+  win counts use the same `paired_cells`);
 - "better on the majority" is a one-sided sign test over cells at level `ALPHA`; False when the observed share
   is at most one half; a test needs at least `MIN_CELLS` cells (the fewest for which p < ALPHA is possible).
 """
@@ -93,16 +94,18 @@ class Cells:
     total: int = 0  # cells with results of both sides
     failed: tuple = (0, 0)  # failed runs of (ours, partner) over the cells with results of both
     runs: tuple = (0, 0)
+    excluded_at: pd.Index | None = None  # the keys of the excluded cells
 
-    def _failures(self) -> str:
-        ours = f"; ours failed in {self.failed[0]} of {self.runs[0]} runs" if self.failed[0] else ""
-        return f"partner failed in {self.failed[1]} of {self.runs[1]} runs{ours}"
+    def _failures(self, ours: str = "ours", partner: str = "partner") -> str:
+        mine = f"; {ours} failed in {self.failed[0]} of {self.runs[0]} runs" if self.failed[0] else ""
+        return f"{partner} failed in {self.failed[1]} of {self.runs[1]} runs{mine}"
 
-    def note(self) -> str:
+    def note(self, ours: str = "ours", partner: str = "partner") -> str:
+        """'; k of n cells excluded (why)', or '' when none was (`ours`, `partner`: the sides' names)."""
         if not self.excluded:
             return ""
-        return (f"; {self.excluded} of {self.total} cells excluded ({self._failures()}; a cell where a side failed "
-                f"in more than {FAILED_SHARE:g} of its runs is not compared)")
+        return (f"; {self.excluded} of {self.total} cells excluded ({self._failures(ours, partner)}; a cell where a "
+                f"side failed in more than {FAILED_SHARE:g} of its runs is not compared)")
 
     def too_few(self, n: int) -> str:
         """The reason a test over n remaining cells is undecided."""
@@ -128,7 +131,7 @@ def paired_cells(df: pd.DataFrame, keys: list[str], side: str, ours: str, partne
     bad = (share.reindex(both.index) > FAILED_SHARE).any(axis=1)
     table = both[~bad].set_axis(["ours", "partner"], axis=1)
     total = lambda t: tuple(int(v) for v in t.reindex(both.index).sum())  # noqa: E731 - (ours, partner)
-    return Cells(table, int(bad.sum()), len(both), total(nfail), total(runs))
+    return Cells(table, int(bad.sum()), len(both), total(nfail), total(runs), both.index[bad.to_numpy()])
 
 
 # ---- tests --------------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Configs: the packaged Hydra configs (dpbench/conf), their schema, and validation before anything runs.
+"""Configs: the packaged Hydra configs (conf/, installed as dpbench/conf), their schema, and validation before
+anything runs.
 
 The schema (dataclasses in Hydra's ConfigStore, `dpbench_schema` in conf/config.yaml) makes unknown keys and
 wrong types composition errors; `validate` then checks what a schema cannot (names of algorithms, datasets and
@@ -13,13 +14,22 @@ import difflib
 import itertools
 import logging
 import re
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CONF_MODULE = "dpbench.conf"
-CONF_DIR = Path(__file__).resolve().parent / "conf"
+
+def _conf_dir() -> Path:
+    """The packaged configs: dpbench/conf in an installed wheel (pyproject.toml maps conf/ to the package
+    dpbench.conf), else the repository's conf/ beside the package (a checkout: editable install, PYTHONPATH).
+    Found from this file, not by importing dpbench.conf: a checkout run with PYTHONPATH next to an editable
+    install of another checkout would import that one's configs."""
+    package = Path(__file__).resolve().parent
+    installed = package / "conf"
+    return installed if (installed / "config.yaml").is_file() else package.parent / "conf"
+
+
+CONF_DIR = _conf_dir()
 EXPERIMENT_KEYS = ("name", "algorithms", "datasets", "epsilons", "deltas", "seeds", "tuning_mode", "tuning", "split")
 GROUPS = ("experiment", "dataset", "algorithm", "runner", "tuning")
 
@@ -41,13 +51,16 @@ class RunnerConfig:
 
 
 @dataclass
-class TuningConfig:  # dpbench.tuning.DEFAULTS documents each key
-    n_trials: int = 50
-    seeds: int = 3
-    validation_fraction: float = 0.2
-    batch_trials: int = 4
-    metric: str | None = None
-    n_candidates: int = 8
+class TuningConfig:
+    """The `tuning:` section (dpbench.tuning): these defaults are the only ones (conf/tuning/default.yaml is
+    empty; tuning.DEFAULTS is read from here)."""
+
+    n_trials: int = 50  # Optuna trials per study (paper 000 does not say how many it ran); more extends a study
+    seeds: int = 3  # fits per trial, each with its own noise; the objective is their mean validation score
+    validation_fraction: float = 0.2  # of the training part, held out for the objective (never the test part)
+    batch_trials: int = 4  # trials asked of the TPE sampler at once (constant liar) and fitted as one batch
+    metric: str | None = None  # null: mse for regression (minimised), f1 for classification (maximised)
+    n_candidates: int = 8  # private_selection: random settings fitted, one privately chosen
 
 
 @dataclass
@@ -64,6 +77,7 @@ class Config:
     name: str | None = None
     algorithms: list[Any] = field(default_factory=list)
     datasets: list[Any] = field(default_factory=list)
+    dataset_grid: dict[str, list[Any]] = field(default_factory=dict)  # {option: [values]} crossed with each dataset
     epsilons: list[float] = field(default_factory=list)
     deltas: list[float] = field(default_factory=lambda: [1e-6])
     seeds: list[int] = field(default_factory=lambda: [0])
@@ -76,19 +90,83 @@ class Config:
     runner: RunnerConfig = field(default_factory=RunnerConfig)
 
 
-# conf/config.yaml's optional ./conf layer (hydra.searchpath) is usually absent: not worth a warning
-warnings.filterwarnings("ignore", message=r"provider=hydra\.searchpath in main, path=conf is not available")
+# Hydra logs a failed job before re-raising its error; main() prints errors itself, in one line
+logging.getLogger("hydra").addHandler(logging.NullHandler())
 
 
-def register() -> None:
+def shorthands() -> dict[str, dict]:
+    """The shorthands, by path (group/name), made from the registries so that a registered algorithm or dataset
+    needs no YAML: `algorithm=<name>` sets the algorithms; `dataset=<group>` (e.g. openml_all),
+    `dataset=<group without _all>/<slug or name>` (e.g. openml/cpu_act) and, for a dataset in no group,
+    `dataset=<name>` set the datasets."""
+    from dpbench import algorithms, data
+
+    out = {f"algorithm/{name}": {"algorithms": [{"name": name}]} for name in algorithms.available()}
+    for group, names in data.groups().items():
+        out[f"dataset/{group}"] = {"datasets": [group]}
+        out.update({f"dataset/{dataset_shorthand(n)}": {"datasets": [n]} for n in names})
+    out.update({f"dataset/{n}": {"datasets": [n]} for n in data.available() if not data.get_spec(n).group})
+    return out
+
+
+def dataset_shorthand(name: str) -> str:
+    """The `dataset=` option of a registered dataset (or group)."""
+    from dpbench import data
+
+    if name in data.groups():
+        return name
+    spec = data.get_spec(name)
+    return f"{spec.group.removesuffix('_all')}/{spec.slug or name}" if spec.group else name
+
+
+def _experiment_file(name: str) -> Path | None:
+    found = [d / "experiment" / f"{name}.yaml" for d in (CONF_DIR, user_conf_dir()) if d]
+    return next((p for p in found if p.is_file()), None)
+
+
+def smoke_overlay(name: str) -> str | None:
+    """The smoke overlay (conf/smoke/) of an experiment: smoke/<name> if there is one, else smoke/<base> of the
+    base config its defaults list names (`- /base/<base>`), else None (no smoke variant)."""
+    from omegaconf import OmegaConf
+
+    overlays = _file_options(CONF_DIR, "smoke") | _file_options(user_conf_dir(), "smoke")
+    if name in overlays:
+        return name
+    path = _experiment_file(name)
+    defaults = OmegaConf.to_container(OmegaConf.load(path)).get("defaults", []) if path else []
+    bases = [d.removeprefix("/base/") for d in defaults if isinstance(d, str) and d.startswith("/base/")]
+    return next((b for b in bases if b in overlays), None)
+
+
+def smoke_variants() -> dict[str, dict]:
+    """experiment=smoke/<name>, by path: the experiment with its smoke overlay on top, named <name>_smoke (its
+    own results directory, which the report does not judge)."""
+    out = {}
+    for name in _file_options(CONF_DIR, "experiment") | _file_options(user_conf_dir(), "experiment"):
+        overlay = smoke_overlay(name)
+        if overlay:
+            out[f"experiment/smoke/{name}"] = {"defaults": [f"/experiment/{name}", f"/smoke/{overlay}", "_self_"],
+                                               "name": f"{name}_smoke"}
+    return out
+
+
+def _generated(group: str) -> dict[str, dict]:
+    """The configs of `group` made in code, by path."""
+    made = {"experiment": smoke_variants, "algorithm": shorthands, "dataset": shorthands}.get(group, dict)()
+    return {p: node for p, node in made.items() if p.startswith(f"{group}/")}
+
+
+def store() -> None:
+    """Put into Hydra's ConfigStore what is not a file: the schema (`dpbench_schema`), the shorthands and the
+    smoke variants.  Called before every composition, so algorithms and datasets registered since are in."""
     from hydra.core.config_store import ConfigStore
 
-    ConfigStore.instance().store(name="dpbench_schema", node=Config)
-    # Hydra logs a failed job before re-raising its error; main() prints errors itself, in one line
-    logging.getLogger("hydra").addHandler(logging.NullHandler())
-
-
-register()
+    cs = ConfigStore.instance()
+    cs.store(name="dpbench_schema", node=Config)
+    for path, node in {**shorthands(), **smoke_variants()}.items():
+        group, _, name = path.rpartition("/")
+        if not (CONF_DIR / f"{path}.yaml").exists():  # Hydra cannot have both: a packaged file wins (e.g. a stale
+            cs.store(group=group, name=name, node=node, package="_global_")  # one left in a setuptools build/)
 
 
 def normalize_overrides(overrides: list[str]) -> list[str]:
@@ -96,10 +174,46 @@ def normalize_overrides(overrides: list[str]) -> list[str]:
     return [o[1:] if re.match(rf"\+({'|'.join(GROUPS)})=", o) else o for o in overrides]
 
 
+def user_conf_dir() -> Path | None:
+    """./conf in the working directory: your own configs, searched after the packaged ones.  None when there is
+    none, or when it is dpbench's own conf/ (it holds config.yaml: the root of a checkout, this one or another
+    whose dpbench is installed), which is not searched a second time as a user layer."""
+    d = Path("conf").resolve()
+    return d if d.is_dir() and not (d / "config.yaml").is_file() else None
+
+
+def searchpath() -> list[str]:
+    """The override that adds the user's ./conf to Hydra's search path (none without one)."""
+    d = user_conf_dir()
+    return [f"hydra.searchpath=['file://{d.as_posix()}']"] if d else []
+
+
+def _file_options(root: Path | None, group: str) -> set[str]:
+    d = root / group if root else None
+    return {p.relative_to(d).with_suffix("").as_posix() for p in d.rglob("*.yaml")} if d and d.is_dir() else set()
+
+
+def _packaged_options(group: str) -> set[str]:
+    """The packaged files' and the generated configs' options of a group."""
+    generated = {p.removeprefix(f"{group}/") for p in _generated(group)}
+    return _file_options(CONF_DIR, group) | generated
+
+
 def options(group: str) -> list[str]:
-    """A config group's options (packaged and in ./conf), e.g. options('experiment')."""
-    dirs = [CONF_DIR / group, Path("conf") / group]
-    return sorted({str(p.relative_to(d).with_suffix("")) for d in dirs if d.is_dir() for p in d.rglob("*.yaml")})
+    """A config group's options (packaged, generated and in ./conf), e.g. options('experiment')."""
+    return sorted(_packaged_options(group) | _file_options(user_conf_dir(), group))
+
+
+def check_user_configs() -> None:
+    """A user config in ./conf with the name of a packaged or generated one would shadow it or be shadowed,
+    silently: name the file instead."""
+    user = user_conf_dir()
+    for group in GROUPS:
+        packaged = _packaged_options(group)
+        for name in sorted(_file_options(user, group) & packaged):
+            path = Path("conf") / group / f"{name}.yaml"
+            raise ValueError(f"{path} has the name of dpbench's packaged {group} {name!r}, so one of them is "
+                             f"ignored; rename yours (e.g. {group}={name}_mine)")
 
 
 def experiment_names() -> list[str]:
@@ -122,6 +236,8 @@ def _unknown_key(key: str) -> str:
     valid = _schema_keys(parent)
     if parent == "plot":
         return f"unknown config key {key!r}; a plot option the figure kind takes is added with +{key}=..."
+    if parent == "dataset_grid":
+        return f"unknown config key {key!r}; a dataset option to cross is added with +{key}=[values]"
     close = difflib.get_close_matches(leaf, valid, n=1)
     hint = f" (did you mean {(parent + '.' if parent else '') + close[0]}?)" if close else ""
     return f"unknown config key {key!r}{hint}; valid keys{' of ' + parent if parent else ''}: {', '.join(valid)}"
@@ -178,14 +294,15 @@ def sweep_jobs(overrides: list[str]) -> list[list[str]]:
 def compose(overrides: list[str]):
     """The resolved config via Hydra's compose API (scripts, tests); the CLI composes with @hydra.main."""
     from hydra import compose as hydra_compose
-    from hydra import initialize_config_module
+    from hydra import initialize_config_dir
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
     check_syntax(overrides)
+    store()
     try:
-        with initialize_config_module(config_module=CONF_MODULE, version_base="1.3"):
-            return hydra_compose("config", overrides=normalize_overrides(overrides))
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            return hydra_compose("config", overrides=[*normalize_overrides(overrides), *searchpath()])
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError(one_line(exc)) from None
 
@@ -258,9 +375,10 @@ def _check_runner(runner: dict) -> None:
 
 
 def validate(cfg) -> dict:
-    """The config as a plain dict, checked so that the run cannot fail on the config (ConfigError otherwise)."""
+    """The config as a plain dict, checked so that the run cannot fail on the config (ConfigError otherwise).
+    `dataset_grid` is applied: `datasets` lists every crossed dataset, as the runner expands and hashes it."""
     from dpbench import tuning
-    from dpbench.data import check_spec, expand_dataset_specs
+    from dpbench.data import check_spec, cross_dataset_grid, expand_dataset_specs
     from dpbench.runner.backends import BACKENDS
     from dpbench.runner.grid import expand
 
@@ -273,6 +391,7 @@ def validate(cfg) -> dict:
     _check_runner(cfg["runner"])
     try:
         _check_plot(cfg["plot"])
+        cfg["datasets"], cfg["dataset_grid"] = cross_dataset_grid(cfg["datasets"], cfg.get("dataset_grid")), {}
         for spec in expand_dataset_specs(cfg["datasets"]):
             check_spec(spec)  # names and options (synthetic: the generator's own checks), so none fails as data_error
         _check_algorithms(cfg["algorithms"])

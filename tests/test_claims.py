@@ -22,6 +22,7 @@ from scipy import stats
 from dpbench import claims
 from dpbench.analyses import paper003
 from dpbench.claims import Cells, majority, paired_cells, sign_test, spearman_interval
+from dpbench.data import dataset_label
 
 REPLICATES = 100
 Z = 3.09  # one-sided 0.1% normal quantile: the margin below
@@ -76,9 +77,9 @@ def robust(figure, rng, effect, region=None, fail=lambda e, p, n: False):
             tukey_wins = region is not None and region(e, p, n)
             log += {"boosted_adassp": 0.0, "adassp": 1.1, "tukey": -1.1 if tukey_wins else 1.1}[alg]
         bad = alg == "tukey" and fail(e, p, n)
+        name = dataset_label({"name": "synthetic", "outlier": ROBUST[figure], "fraction": p, "n_train": n})
         rows.append({"algorithm": alg, "params": json.dumps(par), "epsilon": e, "seed": s, "n_train": n,
-                     "dataset": f"synthetic_{ROBUST[figure]}_p{p:g}_n{n}_d10", "status": "ptr_failed" if bad else "ok",
-                     "test_mse": math.exp(log)})
+                     "dataset": name, "status": "ptr_failed" if bad else "ok", "test_mse": math.exp(log)})
     return pd.DataFrame(rows)
 
 

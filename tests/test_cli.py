@@ -327,7 +327,7 @@ def test_config_printing_and_tab_completion(tmp_path, monkeypatch, capsys):
 
 
 def test_the_packaged_configs_are_found_from_any_directory(tmp_path):
-    """The configs are package data (pkg://dpbench.conf), not files beside the working directory."""
+    """The configs are the package's (conf/, installed as dpbench.conf), not files beside the working directory."""
     p = subprocess.run([sys.executable, "-m", "dpbench", "sweep", "experiment=fig1_fixed", "--dry-run"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": ""})
     assert p.returncode == 0 and "fig1_fixed: 1188 runs in the grid" in p.stdout, p.stderr

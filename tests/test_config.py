@@ -1,8 +1,10 @@
 """The packaged configs compose, validate and expand; bad configs are one-line ConfigErrors before anything runs."""
 
+from pathlib import Path
+
 import pytest
 
-from dpbench import algorithms
+from dpbench import algorithms, config
 from dpbench.config import CONF_DIR, ConfigError, compose, experiment, experiment_names, options, validate
 from dpbench.runner.grid import expand
 
@@ -13,10 +15,54 @@ def _grid(*overrides):
     return expand(experiment(validate(compose(list(overrides)))))
 
 
-def test_the_shipped_experiments_are_the_files():
-    root = CONF_DIR / "experiment"
-    assert experiment_names() == sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.yaml"))
-    assert {"quickstart", "zoo", "fig1_fixed", "smoke/fig1_fixed"} <= set(experiment_names())
+def test_the_shipped_experiments_are_the_files_and_their_smoke_variants():
+    """A smoke variant per experiment with a smoke overlay (conf/smoke/): its own, or its base config's."""
+    files = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
+    smoke = ["fig1", "fig12", "fig1_fixed", "fig1_split", "fig2", "fig3", "fig4", "fig5", "paper001",
+             "robust_feature", "robust_label", "robust_model"]
+    assert experiment_names() == sorted(files + [f"smoke/{n}" for n in smoke])
+    assert [config.smoke_overlay(n) for n in ("fig1", "fig4", "fig1_fixed", "robust_model", "paper001", "zoo")] == [
+        "paper000", "fig4", "fig1_fixed", "robust", "paper001", None]
+
+
+def test_paper000_figures_share_one_grid():
+    """Figs 1-5, 12 and 1(c)'s variants extend base/paper000: its datasets, seeds, split and (but fig1_fixed)
+    epsilons; their smoke variants share smoke/paper000's tasks and seeds."""
+    names = ["fig1", "fig2", "fig3", "fig4", "fig5", "fig12", "fig1_split", "fig1_fixed"]
+    for name in names:
+        cfg = validate(compose([f"experiment={name}"]))
+        assert (cfg["datasets"], cfg["seeds"], cfg["deltas"], cfg["split"]) == (["openml_all"], [0, 1, 2], [1e-6],
+                                                                                "fixed")
+        assert cfg["epsilons"] == ([0.1, 0.5, 1.0, 2.0, 5.0, 10.0] if name == "fig1_fixed" else [0.1, 1.0, 10.0])
+        assert (cfg["plot"]["kind"], cfg["plot"]["y"]) == ("scatter", "boosted_adassp")
+        smoke = validate(compose([f"experiment=smoke/{name}"]))
+        assert (smoke["datasets"], smoke["seeds"]) == (["openml_361072", "openml_361076"], [0, 1])
+
+
+def test_a_dataset_grid_crosses_every_dataset():
+    """robust_*: one template per experiment, crossed with base/robust's p x n (20 datasets, p-major); the smoke
+    overlay changes only the values."""
+    cfg = validate(compose(["experiment=robust_label"]))
+    assert cfg["dataset_grid"] == {} and len(cfg["datasets"]) == 20
+    assert cfg["datasets"][:2] == [{"name": "synthetic", "outlier": "label", "d": 10, "fraction": 0.01, "n_train": n,
+                                    "n_test": 10000} for n in (10000, 30000)]
+    smoke = validate(compose(["experiment=smoke/robust_model"]))
+    assert [(d["outlier"], d["fraction"], d["n_train"], d["n_test"]) for d in smoke["datasets"]] == [
+        ("model", p, n, 500) for p in (0.05, 0.2) for n in (1000, 3000)]
+    runs = _grid("datasets=[{name: synthetic, n_test: 100}]", "+dataset_grid.n_train=[200,300]",
+                 "algorithms=[ols]")
+    assert sorted({r.dataset["n_train"] for r in runs}) == [200, 300]
+
+
+def test_a_user_experiment_on_a_base_gets_a_smoke_variant(tmp_path, monkeypatch):
+    (tmp_path / "conf" / "experiment").mkdir(parents=True)
+    (tmp_path / "conf" / "experiment" / "mine.yaml").write_text(
+        "# @package _global_\ndefaults:\n  - /base/paper000\n  - _self_\nname: mine\n"
+        "algorithms: [boosted_adassp, adassp]\nplot: {x: adassp}\n")
+    monkeypatch.chdir(tmp_path)
+    assert {"mine", "smoke/mine"} <= set(experiment_names())
+    cfg = validate(compose(["experiment=smoke/mine"]))
+    assert cfg["name"] == "mine_smoke" and cfg["datasets"] == ["openml_361072", "openml_361076"]
 
 
 @pytest.mark.parametrize("name", experiment_names())
@@ -33,7 +79,7 @@ def test_every_experiment_composes_validates_and_expands(name):
 @pytest.mark.parametrize("name", options("dataset"))
 def test_every_dataset_shorthand(name):
     cfg = validate(compose([f"dataset={name}", "algorithms=[ols,logreg]"]))  # one per task
-    assert cfg["name"] == "quickstart" and "synthetic" not in str(cfg["datasets"])
+    assert cfg["name"] == "quickstart" and cfg["datasets"] != validate(compose([]))["datasets"]
     assert len(expand(experiment(cfg))) > 0
 
 
@@ -64,6 +110,36 @@ def test_a_conf_dir_in_the_working_directory_adds_configs(tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path)
     assert "mine" in experiment_names()
     assert len(_grid("experiment=mine")) == 1
+
+
+def test_the_repository_conf_is_not_searched_twice(tmp_path, monkeypatch):
+    """From the root of a checkout ./conf is dpbench's own conf/ (it holds config.yaml), this one's or another's
+    whose dpbench is installed: not a user layer, so not searched twice and no clash with itself."""
+    monkeypatch.chdir(CONF_DIR.parent)
+    assert Path("conf").resolve() == CONF_DIR.resolve()
+    assert config.user_conf_dir() is None and config.searchpath() == []
+    config.check_user_configs()
+    assert validate(compose([]))["name"] == "quickstart"
+    (tmp_path / "conf" / "experiment").mkdir(parents=True)  # another checkout's conf/
+    (tmp_path / "conf" / "config.yaml").write_text("name: other\n")
+    (tmp_path / "conf" / "experiment" / "quickstart.yaml").write_text("# @package _global_\nname: other\n")
+    monkeypatch.chdir(tmp_path)
+    assert config.user_conf_dir() is None
+    config.check_user_configs()
+    assert compose([])["name"] == "quickstart"
+
+
+def test_every_package_is_installed():
+    """pyproject.toml lists the packages (conf/ installs as dpbench.conf, which `packages.find` cannot say): a new
+    subpackage of dpbench/ must be listed too, or a non-editable install lacks it."""
+    tomllib = pytest.importorskip("tomllib")
+    root = CONF_DIR.parent
+    if not (root / "pyproject.toml").exists():
+        pytest.skip("not a checkout")
+    setuptools = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = {".".join(p.parent.relative_to(root).parts) for p in (root / "dpbench").rglob("*.py")}
+    assert sorted(setuptools["packages"]) == sorted(found | {"dpbench.conf"})
+    assert setuptools["package-dir"] == {"dpbench.conf": "conf"}
 
 
 def test_a_user_config_with_a_packaged_name_is_an_error_naming_it(tmp_path, monkeypatch, capsys):
@@ -113,6 +189,11 @@ BAD = [
     (["tuning.n_trials=0"], "tuning.n_trials must be an integer >= 1, got 0"),
     (["tuning.validation_fraction=1.5"], "tuning.validation_fraction must be in (0, 1), got 1.5"),
     (["tuning=nope"], "unknown tuning 'nope'; available: default, quick"),
+    (["dataset_grid={n_train: [5]}"], "a dataset option to cross is added with +dataset_grid.n_train=[values]"),
+    (["+dataset_grid.n_train=5"], "dataset_grid.n_train"),
+    (["+dataset_grid.n_train=[]"], "dataset_grid.n_train must be a non-empty list of values"),
+    (["datasets=[openml_all]", "+dataset_grid.split=[fixed]"], "dataset_grid cannot cross the group 'openml_all'"),
+    (["+dataset_grid.n_trian=[5]"], "unknown option(s) ['n_trian'] for dataset 'synthetic'"),
     (["plot.kind=scatter"], "plot.kind=scatter needs plot.x"),
     (["plot.metric=mse"], "plot.metric='mse' is not one of test_mse"),
     (["plot.kind=scatter", "plot.x=adassp", "plot.y=boosted"], "plot.y='boosted' is not one of"),

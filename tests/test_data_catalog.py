@@ -11,10 +11,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from omegaconf import OmegaConf
 from sklearn.model_selection import train_test_split
 
-from dpbench.config import CONF_DIR
+from dpbench.config import dataset_shorthand
 from dpbench.data import (
     catalog,
     check_spec,
@@ -85,13 +84,11 @@ def test_slugs_are_unique_and_mark_the_categorical_variants():
     assert get_spec("openml_361072").slug == "cpu_act"
 
 
-def test_every_dataset_and_group_has_a_hydra_config():
-    for group, names in groups().items():
-        assert OmegaConf.to_container(OmegaConf.load(CONF_DIR / "dataset" / f"{group}.yaml")) == {"datasets": [group]}
-        for name in names:
-            path = CONF_DIR / "dataset" / group.removesuffix("_all") / f"{get_spec(name).slug or name}.yaml"
-            assert path.read_text().startswith("# @package _global_"), path
-            assert OmegaConf.to_container(OmegaConf.load(path)) == {"datasets": [name]}
+def test_the_shorthands_of_a_group_are_named_by_slug():
+    assert dataset_shorthand("openml_361072") == "openml/cpu_act"
+    assert dataset_shorthand("openml_361096") == "openml/diamonds_categorical"
+    assert dataset_shorthand("cod-rna") == "classification/cod-rna"
+    assert dataset_shorthand("openml_all") == "openml_all" and dataset_shorthand("synthetic") == "synthetic"
 
 
 def test_task_of_and_unknown_names():

@@ -11,6 +11,7 @@ import pytest
 from matplotlib.collections import PathCollection
 
 from dpbench import plots
+from dpbench.plots.scatter import comparable_cells, win_counts
 
 DATASETS = {"openml_361072": 1.0, "openml_361073": 100.0, "openml_361074": 0.01}  # cpu_act, pol, elevators
 REGRESSION = {"adassp": 3.0, "boosted_adassp": 1.0, "tukey": 5.0, "ols": 0.5}  # error factor per algorithm
@@ -115,7 +116,25 @@ def test_scatter_shares_axes_and_names_the_largest_gaps():
     assert len(axes) == 3 and len({ax.get_xlim() for ax in axes}) == 1 and len({ax.get_ylim() for ax in axes}) == 1
     names = [t.get_text() for t in axes[0].texts]
     assert "elevators" in names  # openml_361074: adassp 30x worse there
-    assert "BoostedAdaSSP better: 3/3" in names
+    assert "BoostedAdaSSP better: 2/2" in names  # cpu_act at eps 0.1 has an adassp error: not compared
+    assert "1 of 9 points excluded" in fig._suptitle.get_text()
+
+
+def test_win_counts_leave_out_failed_partners():
+    """TukeyEM's seed 0 is a ptr_failed zero model in every cell: no cell is a win for BoostedAdaSSP, in the
+    panels and in the summary, which say how many were left out (the claims' rule, claims.paired_cells)."""
+    df = results_frame()[lambda d: d["task"] == "regression"]
+    plot = {"kind": "scatter", "x": "tukey", "y": "boosted_adassp"}
+    counts = [t.get_text() for ax in panels(plots.make(plot, df)) for t in ax.texts if "better" in t.get_text()]
+    assert counts == ["TukeyEM better: 0/0", "BoostedAdaSSP better: 0/0"] * 3
+    text = plots.summary(plot, df)
+    assert "9 of 9 cells excluded (TukeyEM failed in 9 of 27 runs" in text
+    counts = win_counts(comparable_cells(df, "tukey", "boosted_adassp"))
+    assert counts.to_dict("list") == {"y_better": [0] * 3, "x_better": [0] * 3, "datasets": [0] * 3,
+                                      "excluded": [3] * 3}
+    # one failure fewer: that cell is compared again
+    df.loc[(df["algorithm"] == "tukey") & (df["dataset"] == "openml_361073") & (df["epsilon"] == 1.0), "status"] = "ok"
+    assert "8 of 9 cells excluded" in plots.summary(plot, df)
 
 
 def test_scatter_texts_clear_of_markers_and_each_other():
@@ -174,3 +193,19 @@ def test_algorithms_of_one_task_have_distinct_colours():
         assert len(set(colours.values())) == len(names), task
     both = algorithm_colors(["adassp", "ols", "tukey"])
     assert algorithm_colors(["ols", "adassp"]) == {k: both[k] for k in ("ols", "adassp")}  # the same in every figure
+
+
+def test_classification_colours_come_from_names_and_losses():
+    """paper 001's figures colour a line by the row's algorithm name, or its loss where it takes one, never by
+    words in a display label (a tuned DP-XGBoost keeps its colour; a loss keeps its colour across algorithms)."""
+    from dpbench.plots.classification import _colors, _ok
+    from dpbench.plots.common import LOSS_COLORS, algorithm_colors
+
+    df = pd.DataFrame({"algorithm": ["dp_xgboost", "dp_ebm_clf", "boosted_adassp_clf", "boosted_linear_clf"],
+                       "tuning_mode": ["tuned", "fixed", "fixed", "fixed"], "status": "ok",
+                       "param_loss": [None, None, "hinge", "hinge"]})
+    colors = _colors(_ok(df))
+    named = algorithm_colors(["dp_xgboost", "dp_ebm_clf"])
+    assert colors == {"DP-XGBoost (non-privately tuned)": named["dp_xgboost"], "DP-EBM": named["dp_ebm_clf"],
+                      "BoostedAdaSSP (hinge)": LOSS_COLORS["hinge"],
+                      "Boosted linear (non-private) (hinge)": LOSS_COLORS["hinge"]}

@@ -1,16 +1,12 @@
 """The registry: every algorithm is declared completely, and every registered estimator passes scikit-learn's checks."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from dpbench import algorithms
+from dpbench import algorithms, config, data
 from dpbench.audit import audit_settings
 from dpbench.tuning.spaces import tuning_space
-
-CONF = Path(__file__).resolve().parent.parent / "dpbench" / "conf" / "algorithm"
 
 
 def estimators():
@@ -42,7 +38,18 @@ def test_registry_entry_is_complete(name):
     assert spec.fixed_params == {k: v for k, v in params.items() if k not in ("epsilon", "delta", "random_state")}
     if spec.private:
         assert {"epsilon", "delta", "random_state"} <= set(params)
-    assert (CONF / f"{name}.yaml").exists(), f"dpbench/conf/algorithm/{name}.yaml is missing"
+
+
+@pytest.mark.parametrize("name", algorithms.available())
+def test_every_algorithm_is_a_shorthand(name):
+    """`algorithm=<name>` comes from the registry (no YAML to write for a new algorithm)."""
+    assert config.compose([f"algorithm={name}"])["algorithms"] == [{"name": name}]
+
+
+@pytest.mark.parametrize("name", data.available() + list(data.groups()))
+def test_every_dataset_and_group_is_a_shorthand(name):
+    """`dataset=<group>`, `dataset=openml/cpu_act` (group without _all / slug), `dataset=synthetic` (no group)."""
+    assert config.compose([f"dataset={config.dataset_shorthand(name)}"])["datasets"] == [name]
 
 
 @pytest.mark.parametrize("name", [n for n in algorithms.available() if algorithms.get_spec(n).private])

@@ -1,5 +1,5 @@
-"""Every figure's smoke variant (conf/experiment/smoke/) runs end to end from the CLI and draws PNG + PDF; the
-claims of paper 000's comparisons are measured on them; the reproduction report is written from them."""
+"""Every figure's smoke variant (experiment=smoke/NAME: conf/smoke/) runs end to end from the CLI and draws PNG +
+PDF; the claims of paper 000's comparisons are measured on them; the reproduction report is written from them."""
 
 import json
 

@@ -13,8 +13,8 @@ import pytest
 from dpbench import claims, plots, results
 from dpbench.__main__ import main
 from dpbench.analyses import paper000_robustness as rob
-from dpbench.config import compose
-from dpbench.data import load_dataset
+from dpbench.config import compose, validate
+from dpbench.data import dataset_label, load_dataset
 from dpbench.data.sets.synthetic import NOISE_STD
 from dpbench.plots.robustness import comparison, variants
 
@@ -65,8 +65,9 @@ def frame(mse, outlier="label", seeds=(0, 1, 2), tukey_models=(1000,), failed=la
     for (name, par), e, p, n, s in itertools.product(settings, EPS, PS, NS, seeds):
         variant = f"tukey[n_models={par['n_models']}]" if name == "tukey" and len(tukey_models) > 1 else name
         bad = name == "tukey" and failed(variant, e, p, n)
+        dataset = dataset_label({"name": "synthetic", "outlier": outlier, "fraction": p, "n_train": int(n)})
         rows.append({"algorithm": name, "params": json.dumps(par, sort_keys=True), "epsilon": e, "seed": int(s),
-                     "dataset": f"synthetic_{outlier}_p{p:g}_n{int(n)}_d10", "n_train": int(n),
+                     "dataset": dataset, "n_train": int(n),
                      "status": "ptr_failed" if bad else "ok",
                      "test_mse": mse(variant, e, p, n) * (1 + 0.01 * (int(s) - 1))})
     return pd.DataFrame(rows)
@@ -93,7 +94,11 @@ def test_comparison_and_figure_layout():
                   to_rgb("crimson"))
     assert crosses == int((df["status"] == "ptr_failed").sum())  # every failed run drawn, not hidden
     text = plots.summary({"kind": "sample_curve"}, df)
-    assert "better mean test MSE than AdaSSP in 18 of 18" in text and "failed outcomes: 54 of 54" in text
+    assert "better mean test MSE than AdaSSP in 18 of 18" in text
+    # TukeyEM (1000 models) failed in every cell: no win counted, every cell excluded and said so
+    assert ("than TukeyEM (n_models=1000) in 0 of 0 (epsilon, p, n) cells where neither failed; 18 of 18 cells "
+            "excluded (TukeyEM (n_models=1000) failed in 54 of 54 runs") in text
+    assert "than TukeyEM (n_models=10000) in 18 of 18" in text
     plt.close(fig)
 
 
@@ -189,7 +194,7 @@ def test_smoke_sweep_draws_the_figure_and_checks_the_claims(outlier, tmp_path, m
 
 def test_full_configs_are_the_paper_grid():
     for outlier in ("label", "feature", "model"):
-        cfg = compose([f"experiment=robust_{outlier}"])
+        cfg = validate(compose([f"experiment=robust_{outlier}"]))
         specs = cfg["datasets"]
         assert {s["outlier"] for s in specs} == {outlier} and {s["d"] for s in specs} == {10}
         assert min(s["n_train"] for s in specs) == 10_000 and max(s["n_train"] for s in specs) == 1_000_000

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpbench.data import load_dataset
+from dpbench.data import dataset_label, label_options, load_dataset
 from dpbench.data.sets.synthetic import NOISE_STD
 
 
@@ -58,3 +58,18 @@ def test_seeded_and_classification():
 def test_bad_options(kw, match):
     with pytest.raises(ValueError, match=match):
         make_synthetic(**kw)
+
+
+@pytest.mark.parametrize("options", [
+    {"outlier": "label", "fraction": 0.05, "n_train": 10_000, "d": 10, "task": "regression"},
+    {"outlier": "model", "fraction": 1e-05, "n_train": 3, "d": 1, "task": "classification"},
+    {"outlier": "none", "fraction": 0.0, "n_train": 1_000_000, "d": 735, "task": "regression"},
+])
+def test_the_registry_reads_a_settings_options_back_from_its_results_name(options):
+    """Figures (sample_curve) take the corruption and its fraction from the registry, which inverts the name the
+    generator's `label` wrote (n_test is not in the name); another name is not read as synthetic."""
+    name = dataset_label({"name": "synthetic", "n_test": 7, **options})
+    assert label_options(name) == {"name": "synthetic", **options}
+    assert label_options("openml_361072") == {"name": "openml_361072"}
+    with pytest.raises(ValueError, match="not the results name"):
+        label_options("synthetic_label_p0.05")

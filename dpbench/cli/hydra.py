@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from dpbench.cli.parsing import OneLineParser
 from dpbench.cli.sweep import TASKS
@@ -22,7 +21,8 @@ def run(command: str, args: list[str]) -> int:
     import hydra
     from hydra._internal.utils import get_args_parser
 
-    from dpbench.config import CONF_MODULE, check_syntax, compose, normalize_overrides, sweep_jobs, validate
+    from dpbench import config
+    from dpbench.config import check_syntax, compose, normalize_overrides, sweep_jobs, validate
 
     dry_run = "--dry-run" in args
     args = [a for a in args if a != "--dry-run"]
@@ -35,12 +35,13 @@ def run(command: str, args: list[str]) -> int:
         raise ValueError(f"unknown option(s) {' '.join(unknown)}; see `python -m dpbench {command} --help`")
     overrides = normalize_overrides(flags.overrides)
     check_syntax(overrides)
-    _check_user_configs(Path("conf"))
+    config.check_user_configs()
+    config.store()
     if flags.multirun:  # every job's config, before the first job writes anything
         for job in sweep_jobs(overrides):
             validate(compose(job))
 
-    @hydra.main(config_path=f"pkg://{CONF_MODULE}", config_name="config", version_base="1.3")
+    @hydra.main(config_path=str(config.CONF_DIR), config_name="config", version_base="1.3")
     def task(cfg) -> None:
         from hydra.core.hydra_config import HydraConfig
         from hydra.types import RunMode
@@ -55,7 +56,7 @@ def run(command: str, args: list[str]) -> int:
 
     saved = sys.argv, os.environ.get("HYDRA_FULL_ERROR")
     options = [a for a in args if a not in flags.overrides]  # Hydra's parser wants the overrides together
-    sys.argv = ["dpbench", *options, f"hydra.job.name={command}", *overrides]
+    sys.argv = ["dpbench", *options, f"hydra.job.name={command}", *overrides, *config.searchpath()]
     os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
         task()
@@ -71,15 +72,3 @@ def run(command: str, args: list[str]) -> int:
             os.environ["HYDRA_FULL_ERROR"] = saved[1]
     return 0
 
-
-def _check_user_configs(user_dir: Path) -> None:
-    """A user config in ./conf with the name of a packaged one would be shadowed silently (the packaged
-    search path comes first): name the file instead."""
-    from dpbench.config import CONF_DIR, GROUPS
-
-    for group in GROUPS:
-        for path in sorted((user_dir / group).rglob("*.yaml")) if (user_dir / group).is_dir() else []:
-            name = path.relative_to(user_dir / group).with_suffix("").as_posix()
-            if (CONF_DIR / group / f"{name}.yaml").exists():
-                raise ValueError(f"{path} has the name of dpbench's packaged {group} {name!r}, which wins over "
-                                 f"it; rename yours (e.g. {group}={name}_mine)")

@@ -9,13 +9,14 @@ it is used as given.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from pathlib import Path
 
 from dpbench.data.base import Dataset, MissingDataError
 from dpbench.data.catalog import SPLITS, load, resolve_data_dir
 from dpbench.data.preprocess import FIXED_SPLIT_SEED
-from dpbench.data.registry import DatasetSpec, available, dataset, get_spec, groups, register, unregister
+from dpbench.data.registry import DatasetSpec, available, dataset, get_spec, groups, label_options, register, unregister
 
 
 def _as_spec(spec) -> dict:
@@ -34,6 +35,22 @@ def dataset_label(spec) -> str:
     """The name a spec's rows carry in results (a generator's options included)."""
     spec = _as_spec(spec)
     return get_spec(spec["name"]).label_for(_options(spec))
+
+
+def cross_dataset_grid(specs, grid: Mapping | None) -> list:
+    """Each spec crossed with the options of `grid` ({option: [values]}, the config's `dataset_grid`): a grid
+    over datasets written as templates and the values that vary (e.g. corruption fraction x n_train)."""
+    if not grid:
+        return list(specs)
+    bad = [k for k, v in grid.items() if not isinstance(v, (list, tuple)) or not v]
+    if bad:
+        raise ValueError(f"dataset_grid.{bad[0]} must be a non-empty list of values")
+    out = []
+    for spec in map(_as_spec, specs):
+        if spec["name"] in groups():
+            raise ValueError(f"dataset_grid cannot cross the group {spec['name']!r}: list its datasets")
+        out.extend({**spec, **dict(zip(grid, values, strict=True))} for values in itertools.product(*grid.values()))
+    return out
 
 
 def expand_dataset_specs(specs) -> list[dict]:
@@ -90,6 +107,6 @@ def load_dataset(spec, split_seed: int = FIXED_SPLIT_SEED, data_dir=None, split:
 
 from dpbench.data import sets  # noqa: E402,F401 - registers every dataset
 
-__all__ = ["Dataset", "DatasetSpec", "MissingDataError", "available", "check_spec", "data_seed", "dataset",
-           "dataset_label", "dataset_task", "expand_dataset_specs", "get_spec", "groups", "load_dataset", "register",
-           "resolve_data_dir", "unregister"]
+__all__ = ["Dataset", "DatasetSpec", "MissingDataError", "available", "check_spec", "cross_dataset_grid", "data_seed",
+           "dataset", "dataset_label", "dataset_task", "expand_dataset_specs", "get_spec", "groups", "label_options",
+           "load_dataset", "register", "resolve_data_dir", "unregister"]

@@ -33,8 +33,10 @@ class DatasetSpec:
         train, test, positive_pct; see mirror.measure); paper_table names the table, paper_split the split
         under which they hold ('paper': trained and tested on the official test rows, cod-rna only).
     group: a name that selects several datasets at once (e.g. openml_all); slug: the Hydra shorthand
-        conf/dataset/<group without _all>/<slug or name>.yaml.
-    label: for generators, the name a spec's rows carry in results, from its options.
+        `dataset=<group without _all>/<slug or name>` (dpbench.config.shorthands).
+    label: for generators, the name a spec's rows carry in results, from its options; options_of: its inverse,
+        the options behind such a name (None for another name), so that figures read a setting's options (e.g.
+        the corruption and its fraction) from the registry, not with a format of their own.
     prepare: raw frame -> raw frame before the schema, for a paper's own reading of a shared file (e.g. paper 003's
         ordinal codes and untransformed labels of an OpenML task).  A generator may put what it knows beyond the
         rows (true coefficients, ...) in its frame's `attrs['extra']`; loading hands it on as `Dataset.extra`.
@@ -53,6 +55,7 @@ class DatasetSpec:
     paper_table: str = ""
     paper_split: str = "fixed"
     label: Callable[..., str] | None = None
+    options_of: Callable[[str], Mapping | None] | None = None
     prepare: Callable[[Any], Any] | None = None
 
     def __post_init__(self):
@@ -101,6 +104,18 @@ def dataset(name: str, task: str = "regression", check=None, **declaration):
 def unregister(name: str) -> None:
     """Remove a dataset (tests that register a toy one clean up with this)."""
     _REGISTRY.pop(name, None)
+
+
+def label_options(label: str) -> dict:
+    """The options behind a results name (`label_for`'s inverse): a generator's, where it declares `options_of`;
+    {} for a registered dataset's own name; a ValueError for another name."""
+    for spec in _REGISTRY.values():
+        options = spec.options_of(label) if spec.options_of else None
+        if options is not None:
+            return {"name": spec.name, **options}
+    if label in _REGISTRY:
+        return {"name": label}
+    raise ValueError(f"{label!r} is not the results name of a registered dataset with readable options")
 
 
 def groups() -> dict[str, list[str]]:

@@ -25,14 +25,17 @@ ROUNDS_METHODS = ("boosted_adassp_clf", "dp_ebm_clf", "dp_xgboost")
 LEAF_COLORS = {1: "tab:olive", 10: "tab:cyan", 100: "tab:red", 1000: "k"}
 
 
+def _loss(df: pd.DataFrame) -> pd.Series:
+    """A row's loss, for the algorithms that take one (BoostedAdaSSP's classifier, boosted linear); else NaN."""
+    return df["param_loss"] if "param_loss" in df else pd.Series(np.nan, index=df.index)
+
+
 def method_of(df: pd.DataFrame) -> pd.Series:
-    """The name of a row's method: the algorithm's label, with the loss for BoostedAdaSSP / boosted linear and
-    the tuning mode when it is not fixed (paper 001 tunes DP-XGBoost's subsample)."""
+    """The name of a row's method: the algorithm's label, with its loss where it takes one and the tuning mode
+    when it is not fixed (paper 001 tunes DP-XGBoost's subsample)."""
     label = common.by_mode(df)["algorithm"].map(common.algorithm_label)
-    if "param_loss" in df:
-        loss = df["param_loss"].where(df["param_loss"].notna() & df["algorithm"].str.contains("boosted"))
-        label = label.where(loss.isna(), label + " (" + loss.fillna("") + ")")
-    return label
+    loss = _loss(df)
+    return label.where(loss.isna(), label + " (" + loss.fillna("").astype(str) + ")")
 
 
 def _ok(df: pd.DataFrame) -> pd.DataFrame:
@@ -41,13 +44,14 @@ def _ok(df: pd.DataFrame) -> pd.DataFrame:
     return ok
 
 
-def _colors(methods) -> dict:
-    cmap = {"squared": "tab:green", "logistic": "tab:blue", "hinge": "tab:purple"}
-    out = {}
-    for m in sorted(methods):
-        loss = next((k for k in cmap if f"({k})" in m), None)
-        out[m] = cmap[loss] if loss else ("tab:red" if "EBM" in m else "tab:orange" if "XGB" in m else "tab:gray")
-    return out
+def _colors(ok: pd.DataFrame) -> dict:
+    """method -> colour, from the rows' fields: the loss's (common.LOSS_COLORS) where the algorithm takes one,
+    else the algorithm's own (common.algorithm_colors, keyed by name)."""
+    by_name = common.algorithm_colors(ok["algorithm"].unique())
+    loss = _loss(ok)
+    colors = [common.LOSS_COLORS.get(v, by_name[a]) if pd.notna(v) else by_name[a]
+              for a, v in zip(ok["algorithm"], loss, strict=True)]
+    return dict(zip(ok["method"], colors, strict=True))
 
 
 def _legend(fig, axes) -> None:
@@ -82,7 +86,7 @@ def clf_vs_epsilon(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n
     ok = ok[ok["algorithm"].isin(ROUNDS_METHODS)]
     datasets = sorted(ok["dataset"].unique())
     fig, axes = common.panels(len(datasets) + 1, sharex=True, sharey=True)
-    colors = _colors(ok["method"].unique())
+    colors = _colors(ok)
     for ax, name in zip(axes, ["average"] + datasets, strict=True):
         for method, g in ok.groupby("method"):
             line = (_dataset_mean(g, metric, ["epsilon"], datasets) if name == "average"
@@ -108,7 +112,7 @@ def clf_vs_rounds(df: pd.DataFrame, title: str = "", metric: str = "test_f1",
     ok = ok[ok["algorithm"].isin(ROUNDS_METHODS)]
     datasets = sorted(ok["dataset"].unique())
     fig, axes = common.panels(len(epsilons), ncols=len(epsilons), sharex=True, sharey=True)
-    colors = _colors(ok["method"].unique())
+    colors = _colors(ok)
     for ax, eps in zip(axes, epsilons, strict=True):
         sub = ok[np.isclose(ok["epsilon"], eps)]
         for method, g in sub.groupby("method"):
@@ -187,7 +191,7 @@ def nonprivate_rounds(df: pd.DataFrame, title: str = "", metric: str = "test_f1"
     ok = ok[ok["algorithm"] == "boosted_linear_clf"]
     datasets = sorted(ok["dataset"].unique())
     fig, axes = common.panels(max(len(datasets), 1), sharex=True)
-    colors = _colors(ok["method"].unique())
+    colors = _colors(ok)
     for ax, name in zip(axes, datasets, strict=False):
         for method, g in ok[ok["dataset"] == name].groupby("method"):
             ax.plot(g.groupby("param_n_rounds")[metric].mean(), marker="o", ms=4, color=colors[method], label=method)

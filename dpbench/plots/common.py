@@ -55,6 +55,8 @@ COLORS = {  # hues that stay apart within a figure; a classifier takes its regre
     "private_selection_clf": "tab:olive", "boosted_linear_clf": "tab:gray", "logreg": "black",
 }
 MORE_COLORS = ["#393b79", "#8c6d31", "#843c39", "#637939", "#7b4173"]  # dark shades, for algorithms not above
+# a boosted classifier's loss (paper 001's figures draw a line per loss): keyed by the row's `loss` parameter
+LOSS_COLORS = {"squared": "tab:green", "logistic": "tab:blue", "hinge": "tab:purple"}
 
 
 def algorithm_colors(names) -> dict[str, tuple]:

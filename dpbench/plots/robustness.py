@@ -6,10 +6,11 @@ colour per p, `ours` as a solid line, the partner dashed: the mean over trials w
 interquartile range of the trials (25th to 75th percentile), edged in the line's style so that overlapping bands
 stay apart (min-max bands of several p ran together into grey).  x is n_train in millions (log scale), as the
 paper's '# Samples'.  A run whose status is an algorithm outcome other than 'ok' (TukeyEM's ptr_failed zero
-model) counts in the mean and is drawn as a red cross, counted in the legend.
+model) counts in the mean and is drawn as a red cross, counted in the legend; the summary's win counts leave
+out the cells where a side failed, as the claims do (`claims.paired_cells`), and say how many.
 
-The rows' p and corruption come from the synthetic dataset's results name
-(`synthetic_<outlier>_p<fraction>_n<n_train>_d<d>`, data/sets/synthetic.py).  An algorithm run with several
+The rows' p and corruption are the synthetic dataset's options, which the data registry reads back from
+each row's dataset name (`data.label_options`).  An algorithm run with several
 hyperparameter settings (TukeyEM with 1000 and 10,000 models) is one *variant* per setting, a row each, named
 by the parameters that differ (`variants`).
 """
@@ -23,19 +24,26 @@ import pandas as pd
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
+from dpbench import data
+from dpbench.claims import paired_cells
 from dpbench.plots import common, figure
-
-_NAME = re.compile(r"^synthetic_(?P<outlier>[a-z]+)_p(?P<fraction>[0-9.e+-]+)_n(?P<n>\d+)_d(?P<d>\d+)$")
 
 
 def settings(df: pd.DataFrame) -> pd.DataFrame:
-    """df with columns outlier and fraction parsed from the synthetic dataset names (a ValueError otherwise)."""
-    parsed = df["dataset"].str.extract(_NAME)
-    bad = df.loc[parsed["outlier"].isna(), "dataset"].unique()
-    if len(bad):
-        raise ValueError(f"plot.kind=sample_curve needs synthetic datasets (synthetic_<outlier>_p<p>_n<n>_d<d>); "
+    """df with the columns outlier and fraction: the options of each row's dataset (a ValueError for a dataset
+    without them)."""
+    options = {}
+    for name in df["dataset"].unique():
+        try:
+            options[name] = data.label_options(name)
+        except ValueError:
+            options[name] = {}
+    bad = [n for n, o in options.items() if not {"outlier", "fraction"} <= set(o)]
+    if bad:
+        raise ValueError(f"plot.kind=sample_curve needs synthetic datasets (a corruption and its fraction); "
                          f"got {', '.join(map(str, bad[:3]))}")
-    return df.assign(outlier=parsed["outlier"], fraction=parsed["fraction"].astype(float))
+    return df.assign(outlier=df["dataset"].map(lambda n: options[n]["outlier"]),
+                     fraction=df["dataset"].map(lambda n: float(options[n]["fraction"])))
 
 
 def variants(df: pd.DataFrame) -> pd.DataFrame:
@@ -88,16 +96,20 @@ def _partners(ok: pd.DataFrame, ours: str, partners) -> list[tuple[str, str]]:
 
 def _summary(df: pd.DataFrame, metric: str | None = None, ours: str = "boosted_adassp", partners=None,
              figures=None) -> str:
+    """Per partner: in how many (epsilon, p, n) cells `ours` has the better mean, over the cells where neither
+    failed (the claims' rule, `claims.paired_cells`: a win over a failed partner is not a win), and how many
+    were excluded."""
     metric = metric or "test_mse"
     ok = variants(common.usable(df))
     labels = dict(zip(ok["variant"], ok["variant_label"], strict=True))
+    rows, sign = variants(settings(df)), 1 if common.lower_is_better(metric) else -1
     lines = []
     for _, partner in _partners(ok, ours, partners):
-        c = comparison(df, ours, partner, metric)
-        failed, runs = int(c["failed"].sum()), int(c["count_partner"].sum())
+        c = paired_cells(rows, ["epsilon", "fraction", "n_train"], "variant", ours, partner, metric)
+        wins = int((sign * (c.table["ours"] - c.table["partner"]) < 0).sum())
         lines.append(f"{common.algorithm_label(ours)} has the better mean {common.metric_label(metric)} than "
-                     f"{labels[partner]} in {int(c['ours_better'].sum())} of {len(c)} (epsilon, p, n) cells"
-                     + (f"; {labels[partner]} failed outcomes: {failed} of {runs} runs" if failed else ""))
+                     f"{labels[partner]} in {wins} of {len(c.table)} (epsilon, p, n) cells where neither failed"
+                     + c.note(common.algorithm_label(ours), labels[partner]))
     return "\n".join(lines)
 
 

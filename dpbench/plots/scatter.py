@@ -6,7 +6,9 @@ A setting is a pair of tuning modes [x mode, y mode] (paper 000's (a) both tuned
 setting.  Without `settings` every run of x and y counts, whatever its mode.  Below the diagonal y is
 better.  All panels share their axes, so points can be followed from one epsilon to the next; the datasets
 with the largest gaps are named; a point where either algorithm had a failed outcome in some seed is a
-cross.  `size_by: n_over_d` makes a marker's area proportional to the dataset's n/d (Fig. 12).
+cross, and the counts in the panels and the summary leave it out, as the claims do (`claims.paired_cells`: a
+win over a failed partner is not a win), saying how many.  `size_by: n_over_d` makes a marker's area
+proportional to the dataset's n/d (Fig. 12).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dpbench.claims import FAILED_SHARE, Cells, paired_cells
 from dpbench.plots import common, figure
 
 N_NAMED = 3  # datasets named per panel: the largest gaps
@@ -65,12 +68,23 @@ def setting_pairs(df: pd.DataFrame, x: str, y: str, metric: str = "test_mse", se
     return {s: paired_means(setting_rows(df, x, y, s), x, y, metric) for s in _settings(settings)}
 
 
-def win_counts(pairs: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
-    """Per epsilon: datasets where y's error is below x's (below the diagonal), above, and the total."""
-    g = pairs.groupby(level="epsilon")
-    return pd.DataFrame({"y_better": g.apply(lambda p: int((p[y] < p[x]).sum())),
-                         "x_better": g.apply(lambda p: int((p[y] > p[x]).sum())),
-                         "datasets": g.size()})
+def comparable_cells(df: pd.DataFrame, x: str, y: str, metric: str = "test_mse", setting=None) -> Cells:
+    """The (epsilon, dataset) cells the win counts are over, by the claims' rule (`claims.paired_cells`): a cell
+    where x or y failed (zero model, PTR failure, empty histogram, error) in more than FAILED_SHARE of its runs
+    is excluded and counted, since a win over a failed partner is not a win.  Columns: ours (y), partner (x)."""
+    return paired_cells(setting_rows(df, x, y, setting), ["epsilon", "dataset"], "algorithm", y, x, metric)
+
+
+def win_counts(cells: Cells) -> pd.DataFrame:
+    """Per epsilon: compared datasets where y's error is below x's (below the diagonal), above, how many were
+    compared, and how many were excluded (a side failed)."""
+    t = cells.table
+    g = t.assign(y_better=t["ours"] < t["partner"], x_better=t["ours"] > t["partner"]).groupby(level="epsilon")
+    counts = g[["y_better", "x_better"]].sum().assign(datasets=g.size())
+    at = cells.excluded_at if cells.excluded_at is not None else t.index[:0]
+    excluded = pd.Series(1, index=at.get_level_values("epsilon")).groupby(level=0).sum()
+    counts = counts.reindex(counts.index.union(excluded.index), fill_value=0)
+    return counts.assign(excluded=excluded.reindex(counts.index, fill_value=0)).astype(int)
 
 
 def _fractions(p: pd.DataFrame, x: str, y: str, lo: float, hi: float, log: bool) -> pd.DataFrame:
@@ -115,12 +129,14 @@ def _count(ax, text: str, boxes: list[tuple], below: bool) -> None:
 
 
 def win_summary(df: pd.DataFrame, x: str, y: str, metric: str = "test_mse", settings=None, size_by=None) -> str:
-    """The report's lines for a scatter: per setting and epsilon, on how many datasets each has the lower error."""
-    lines = []
-    for s, pairs in setting_pairs(df, x, y, metric, settings).items():
-        counts = win_counts(pairs, x, y) if len(pairs) else "no dataset with results of both"
+    """The report's lines for a scatter: per setting and epsilon, on how many datasets each has the lower error,
+    over the datasets where neither failed (`comparable_cells`), and how many were excluded."""
+    lines, names = [], (common.algorithm_label(y), common.algorithm_label(x))
+    for s in _settings(settings):
+        cells = comparable_cells(df, x, y, metric, s)
+        counts = win_counts(cells).to_string() if cells.total else "no dataset with results of both"
         lines.append(f"{setting_label(s, x, y)}: datasets where {y} has lower {metric} than {x} (y_better), "
-                     f"per epsilon:\n{counts if isinstance(counts, str) else counts.to_string()}")
+                     f"per epsilon, where neither failed{cells.note(*names)}:\n{counts}")
     return "\n\n".join(lines)
 
 
@@ -140,6 +156,7 @@ def _sizes(df: pd.DataFrame, datasets, size_by) -> pd.Series:
 def scatter(df: pd.DataFrame, x: str, y: str, title: str = "", metric: str = "test_mse", settings=None,
             size_by=None):
     by_setting = {s: p for s, p in setting_pairs(df, x, y, metric, settings).items() if len(p)}
+    compared = {s: comparable_cells(df, x, y, metric, s) for s in by_setting}  # what the counts are over
     if not by_setting:
         raise ValueError(f"no dataset has runs with metrics of both {x} and {y}")
     eps = sorted({e for p in by_setting.values() for e in p.index.get_level_values("epsilon")})
@@ -164,9 +181,11 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str = "", metric: str = "te
         boxes = _name(ax, where.loc[gap.nlargest(N_NAMED).index], radius)
         boxes += [(fx - r * PT, fy - r * PT, fx + r * PT, fy + r * PT)
                   for (fx, fy), r in zip(where.to_numpy(), radius[where.index], strict=True)]
-        below, above = int((p[y] < p[x]).sum()), int((p[y] > p[x]).sum())
-        _count(ax, f"{xl} better: {above}/{len(p)}", boxes, below=False)
-        _count(ax, f"{yl} better: {below}/{len(p)}", boxes, below=True)
+        t = compared[s].table
+        t = t.xs(e, level="epsilon") if e in t.index.get_level_values("epsilon") else t.iloc[:0]
+        below, above = int((t["ours"] < t["partner"]).sum()), int((t["ours"] > t["partner"]).sum())
+        _count(ax, f"{xl} better: {above}/{len(t)}", boxes, below=False)
+        _count(ax, f"{yl} better: {below}/{len(t)}", boxes, below=True)
         if log:
             ax.set_xscale("log")
             ax.set_yscale("log")
@@ -193,10 +212,13 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str = "", metric: str = "te
     n_seeds, absent = ok["seed"].nunique(), df["dataset"].nunique() - len(shown)
     note = f"; {absent} datasets without results of both" if absent else ""
     size = "; marker area proportional to n/d" if size_by else ""
+    excluded, total = sum(c.excluded for c in compared.values()), sum(c.total for c in compared.values())
+    counts = (f"\ncounts: datasets where neither failed; {excluded} of {total} points excluded (a side failed in "
+              f"more than {FAILED_SHARE:g} of its runs)") if excluded else ""
     fig.suptitle(f"{title}\nmean over {n_seeds} seeds; below the diagonal: {yl} better; named: the largest gaps"
-                 f"{size}{note}".strip(), fontsize=10)
+                 f"{size}{note}{counts}".strip(), fontsize=10)
     fig.tight_layout()
     return fig
 
 
-__all__ = ["paired_means", "scatter", "setting_label", "setting_pairs", "win_counts"]
+__all__ = ["comparable_cells", "paired_means", "scatter", "setting_label", "setting_pairs", "win_counts"]

@@ -14,29 +14,25 @@
   exponential mechanism on the rest (`dpbench.algorithms.private_selection`: by squared error for
   regression, by 0-1 error for classification).
 
-The study itself is `dpbench.tuning.study`; the settings are the config's `tuning:` section (`conf/tuning/`).
+The study itself is `dpbench.tuning.study`; the settings are the config's `tuning:` section (defaults:
+`dpbench.config.TuningConfig`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 
 from dpbench.algorithms.spaces import without
+from dpbench.config import TuningConfig
 from dpbench.tuning.spaces import tuning_space
 
 MODES = ("fixed", "tuned", "private_selection")
 MODE_LABELS = {"fixed": "Fixed", "tuned": "Non-privately tuned", "private_selection": "Privately selected"}
 
-# the `tuning:` config section; each is a documented default (README, conf/tuning/default.yaml)
-DEFAULTS = {
-    "n_trials": 50,  # Optuna trials per study (paper 000 does not say how many it ran)
-    "seeds": 3,  # fits per trial, each with its own noise; the objective is their mean
-    "validation_fraction": 0.2,  # of the training part, held out for the objective
-    "batch_trials": 4,  # trials asked of the sampler at once and fitted as one batch (TPE's constant liar)
-    "metric": None,  # null: mse for regression, f1 for classification
-    "n_candidates": 8,  # private_selection: random settings fitted and privately chosen among
-}
+# the `tuning:` config section's defaults: the schema's (dpbench.config.TuningConfig documents each key)
+DEFAULTS = dataclasses.asdict(TuningConfig())
 # the settings each mode's runs depend on (part of their identity)
 MODE_KEYS = {"tuned": ("n_trials", "seeds", "validation_fraction", "batch_trials", "metric"),
              "private_selection": ("n_candidates", "validation_fraction")}

@@ -19,6 +19,7 @@ task='classification' thresholds the clean linear score: y = 1[x^T w + z > 0]
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -43,12 +44,26 @@ def _check(outlier, fraction, n_train, n_test, d, task):
 
 
 def synthetic_label(outlier="label", fraction=0.05, n_train=10_000, n_test=2_000, d=10, task="regression") -> str:
-    """Name of a synthetic setting as it appears in results."""
+    """Name of a synthetic setting as it appears in results (`synthetic_options` reads it back)."""
     label = f"synthetic_{outlier}_p{fraction:g}_n{n_train}_d{d}"
     return label + ("_clf" if task == "classification" else "")
 
 
-@dataset("synthetic", split="official", schema=Schema(label="y"), label=synthetic_label, check=_check)
+_LABEL = re.compile(r"^synthetic_(?P<outlier>[a-z]+)_p(?P<fraction>[^_]+)_n(?P<n_train>\d+)_d(?P<d>\d+)(?P<clf>_clf)?$")
+
+
+def synthetic_options(label: str) -> dict | None:
+    """The options a `synthetic_label` name was made from (all but n_test); None for another name.  Declared
+    beside the format it reads, so figures get a setting's corruption and fraction from the registry."""
+    m = _LABEL.match(label)
+    if m is None:
+        return None
+    return {"outlier": m["outlier"], "fraction": float(m["fraction"]), "n_train": int(m["n_train"]), "d": int(m["d"]),
+            "task": "classification" if m["clf"] else "regression"}
+
+
+@dataset("synthetic", split="official", schema=Schema(label="y"), label=synthetic_label, options_of=synthetic_options,
+         check=_check)
 def synthetic(outlier: str = "label", fraction: float = 0.05, n_train: int = 10_000, n_test: int = 2_000,
               d: int = 10, task: str = "regression", seed: int = 0) -> pd.DataFrame:
     """One seeded draw of the paper 000 model: x0..x{d-1}, y, split (train rows first, `fraction` outliers)."""
