@@ -75,6 +75,7 @@ def _plot_defaults() -> dict:
 @dataclass
 class Config:
     name: str | None = None
+    imports: list[str] = field(default_factory=list)  # the user's modules registering what the grid names
     algorithms: list[Any] = field(default_factory=list)
     datasets: list[Any] = field(default_factory=list)
     dataset_grid: dict[str, list[Any]] = field(default_factory=dict)  # {option: [values]} crossed with each dataset
@@ -379,11 +380,16 @@ def validate(cfg) -> dict:
     `dataset_grid` is applied: `datasets` lists every crossed dataset, as the runner expands and hashes it."""
     from dpbench import tuning
     from dpbench.data import check_spec, cross_dataset_grid, expand_dataset_specs
+    from dpbench.extend import load_imports
     from dpbench.runner.backends import BACKENDS
     from dpbench.runner.grid import expand
 
     cfg = to_container(cfg) if not isinstance(cfg, dict) else cfg
     _check_keys(cfg)
+    try:
+        load_imports(cfg.get("imports") or [])  # before anything looks a name up
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     if not cfg.get("name"):
         raise ConfigError(f"the config has no experiment name; pass experiment=<{'|'.join(experiment_names())}>")
     _check_choice("tuning_mode", cfg["tuning_mode"], tuning.MODES)
@@ -404,5 +410,6 @@ def validate(cfg) -> dict:
 
 
 def experiment(cfg: dict) -> dict:
-    """The grid part of a config (what the runner expands and hashes)."""
-    return {k: cfg[k] for k in EXPERIMENT_KEYS}
+    """The grid part of a config (what the runner expands and hashes); `imports` only when there are some, so that
+    the grids without them hash as before."""
+    return {k: cfg[k] for k in EXPERIMENT_KEYS} | ({"imports": list(cfg["imports"])} if cfg.get("imports") else {})

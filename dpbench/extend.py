@@ -1,14 +1,51 @@
 """Registering from outside the package: one call per thing a user adds, from their own module.
 
-An algorithm's facts live where they are used: the estimator in the library's registry
-(`dpbench.algorithms.registry`), and by name in the harness its tuning space (`dpbench.tuning.spaces`),
-audit settings (`dpbench.audit.settings`) and display label (`dpbench.plots.styles`).
-`register_algorithm` declares them all at once.
+An experiment config names the user's modules in `imports: [my_module, ...]`; they are imported (with the
+working directory on the path) before the grid is expanded, in the sweep and in every worker, and their calls
+below register what the grid then names:
+
+- `register_algorithm`: an algorithm's facts live where they are used: the estimator in the library's
+  registry (`dpbench.algorithms.registry`), and by name in the harness its tuning space
+  (`dpbench.tuning.spaces`), audit settings (`dpbench.audit.settings`) and display label
+  (`dpbench.plots.styles`); this declares them all at once.
+- `dataset` / `register_dataset`: a generator or a DatasetSpec (`dpbench.data.registry`).
+- `figure`: a figure kind (`dpbench.plots`); `metric`: a metric (`dpbench.metrics`); `claim`: a claim check
+  (`dpbench.claims`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+import os
+import sys
+from collections.abc import Iterable, Mapping
+
+# the other registries' own decorators, imported when first asked for (a worker loading `imports` stays light)
+_ELSEWHERE = {"claim": ("dpbench.claims", "claim"), "dataset": ("dpbench.data.registry", "dataset"),
+              "register_dataset": ("dpbench.data.registry", "register"), "metric": ("dpbench.metrics", "metric"),
+              "figure": ("dpbench.plots", "figure")}
+
+
+def __getattr__(name: str):
+    if name not in _ELSEWHERE:
+        raise AttributeError(f"module 'dpbench.extend' has no attribute {name!r}")
+    module, attribute = _ELSEWHERE[name]
+    return getattr(importlib.import_module(module), attribute)
+
+
+def load_imports(modules: Iterable[str]) -> None:
+    """Import the user's modules named by a config's `imports` (the working directory first on the path, as for
+    `python -m`); ValueError in one line if one cannot be imported."""
+    modules = list(modules)
+    if modules and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for name in modules:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"imports: module names are strings, got {name!r}")
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - any failure of the user's module, named in one line
+            raise ValueError(f"imports: cannot import {name!r}: {type(exc).__name__}: {exc}") from None
 
 
 def register_algorithm(estimator_class: type, name: str, *, label: str | None = None,
@@ -49,4 +86,4 @@ def register_algorithm(estimator_class: type, name: str, *, label: str | None = 
     return estimator_class
 
 
-__all__ = ["register_algorithm"]
+__all__ = ["load_imports", "register_algorithm", *_ELSEWHERE]

@@ -18,6 +18,7 @@ from tqdm.auto import tqdm
 
 from dpbench import results
 from dpbench.config import RunnerConfig
+from dpbench.extend import load_imports
 from dpbench.runner import backends, lock, workers
 from dpbench.runner.grid import RunSpec, Unit, chunk_units, expand, group_units, stable_hash
 from dpbench.runner.provenance import Provenance, git_state
@@ -87,6 +88,8 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
     ("retried"); every other row is a result and stays.  `runner`: the runner settings (see `settings`).
     """
     runner = settings(runner)
+    imports = tuple(exp.get("imports", ()))
+    load_imports(imports)  # the user's registrations, before the grid is expanded
     sweep_dir = Path(sweep_dir).resolve()  # workers may have another working directory
     part_size = _positive_int(runner, "part_size")
     chunk_runs = _positive_int(runner, "chunk_runs")
@@ -105,7 +108,7 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
         units = group_units(todo, attempts)
         chunks = chunk_units(units, chunk_runs)
         (sweep_dir / "config.json").write_text(json.dumps(exp, indent=2, default=str))
-        ctx = TaskContext(str(sweep_dir), prov, part_size, blas_threads, owner)
+        ctx = TaskContext(str(sweep_dir), prov, part_size, blas_threads, owner, imports)
         progress = bool(runner.progress)
         with backends.parallel(runner):
             chunks = _tune(chunks, ctx, progress)

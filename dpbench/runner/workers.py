@@ -19,6 +19,7 @@ from threadpoolctl import threadpool_limits
 from dpbench import results
 from dpbench.algorithms.shared import SharedData
 from dpbench.data import MissingDataError, load_dataset
+from dpbench.extend import load_imports
 from dpbench.runner import lock
 from dpbench.runner.fitting import fit_runs
 from dpbench.runner.grid import RunSpec, Unit
@@ -35,6 +36,7 @@ class TaskContext:
     part_size: int
     blas_threads: int | None
     owner: lock.Owner
+    imports: tuple[str, ...] = ()  # the config's user modules, imported by each worker before its first task
 
 
 _loaded: dict = {}  # this process's last loaded unit
@@ -99,6 +101,7 @@ def _run_chunk(chunk: Unit, ctx: TaskContext) -> int:
 def run_chunk(chunk: Unit, ctx: TaskContext) -> int:
     """Fit one chunk of a unit's runs, a part every part_size runs, BLAS pinned; returns the runs written."""
     _parent.setdefault(os.getpid(), os.getppid())
+    load_imports(ctx.imports)
     if ctx.blas_threads is None:
         return _run_chunk(chunk, ctx)
     with threadpool_limits(limits=ctx.blas_threads, user_api="blas"):
@@ -109,6 +112,7 @@ def run_study_task(run: RunSpec, ctx: TaskContext):
     """A tuned run's study on its unit (tuning.study), BLAS pinned; None if the data is missing (the run's
     chunk then records missing_data)."""
     _parent.setdefault(os.getpid(), os.getppid())
+    load_imports(ctx.imports)
     unit = Unit(dict(run.dataset), run.data_seed, run.split, [run])
     with threadpool_limits(limits=ctx.blas_threads, user_api="blas") if ctx.blas_threads else contextlib.nullcontext():
         try:
