@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.metrics import f1_score, roc_auc_score
 
-SPLITS = ("train", "test")
+PARTS = ("train", "test")  # the parts a run is scored on: columns <part>_<metric>
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,8 @@ def columns(task: str | None = None) -> list[str]:
 
 def of_column(column: str) -> Metric | None:
     """The metric behind a result column such as 'test_mse' (None if it is not one)."""
-    split, _, name = column.partition("_")
-    return METRICS.get(name) if split in SPLITS else None
+    part, _, name = column.partition("_")
+    return METRICS.get(name) if part in PARTS else None
 
 
 def score(task: str, split: str, y, pred, s=None) -> dict:

@@ -1,7 +1,7 @@
 """Cross-check dpbench's dp_xgboost against Sarus' dp-xgboost package (the one paper 001 ran), on the same data.
 
 Both get the same mapped features (dpbench's public feature map and bounds: [0, 1] for indicators, else
-+-log(1 + x_bound) after sign(x) log(1 + |x|)) and the same
++-log(1 + feature_bound) after sign(x) log(1 + |x|)) and the same
 per-tree budget (the epsilon_t dpbench's accountant gives for (epsilon, delta, rounds, subsample)), with
 objective reg:squarederror, base_score 0.5, max_depth 6, learning rate 0.3, lambda 0.1, min_child_weight 50.
 The package needs numpy < 2 and a build of its C++ (minutes): make a separate venv, e.g.
@@ -53,15 +53,15 @@ def main(argv=None) -> None:
             for rounds in args.rounds:
                 est0 = algorithms.make("dp_xgboost", epsilon=eps, n_rounds=rounds)
                 eps_t = per_round_epsilon(eps, est0.delta, rounds, est0.subsample)
-                low, high, nominal = feature_bounds(d.feature_types, d.X_train.shape[1], est0.x_bound)
+                low, high, nominal = feature_bounds(d.feature_types, d.X_train.shape[1], est0.feature_bound)
                 params = {"objective": "reg:squarederror", "tree_method": "approxDP", "dp_epsilon_per_tree": eps_t,
                           "max_depth": est0.max_depth, "learning_rate": est0.learning_rate,
                           "lambda": est0.reg_lambda, "base_score": 0.5, "subsample": est0.subsample,
                           "min_child_weight": est0.min_child_weight, "nthread": 1}
                 with tempfile.TemporaryDirectory() as tmp:
                     inp, out = Path(tmp) / "in.npz", Path(tmp) / "out.npz"
-                    np.savez(inp, X_train=feature_map(d.X_train, nominal, est0.x_bound),
-                             y_train=d.y_train.astype(float), X_test=feature_map(d.X_test, nominal, est0.x_bound),
+                    np.savez(inp, X_train=feature_map(d.X_train, nominal, est0.feature_bound),
+                             y_train=d.y_train.astype(float), X_test=feature_map(d.X_test, nominal, est0.feature_bound),
                              y_test=d.y_test.astype(float),
                              lo=low, hi=high,
                              params=json.dumps(params), rounds=rounds, repeats=args.repeats)

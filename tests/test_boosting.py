@@ -240,7 +240,7 @@ def test_predict_proba_only_where_scores_are_log_odds(clf_data):
         ({"loss": "cubic"}, "loss"),
         ({"n_rounds": 0}, "n_rounds"),
         ({"lr_schedule": "fast"}, "lr_schedule"),
-        ({"rho": 1.0}, "rho"),
+        ({"failure_prob": 1.0}, "failure_prob"),
     ],
 )
 def test_bad_hyperparameters(kwargs, match):

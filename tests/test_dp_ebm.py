@@ -65,7 +65,7 @@ def test_registry():
                                                                           "classification")]:
         spec = algorithms.get_spec(name)
         assert spec.estimator is cls and spec.task == task and spec.private
-        assert {"x_bound", "n_rounds", "max_leaves"} <= set(tuning_space(spec.name))  # paper 000 Table I
+        assert {"feature_bound", "n_rounds", "max_leaves"} <= set(tuning_space(spec.name))  # paper 000 Table I
         assert "feature_types" in cls().get_params()  # the runner passes the schema's types
         assert audit_settings(name).params["n_rounds"] <= 20
     assert algorithms.make("dp_ebm_clf").max_leaves == 100  # paper 001's main setting
@@ -243,7 +243,7 @@ def test_ledger_is_interprets_binning_and_boosting(cls, reg_data):
     X, y, _, _ = reg_data
     eps, delta, yb, lr, R, f = 2.0, 1e-5, 3.0, 0.05, 7, 0.2
     d = X.shape[1]
-    kwargs = dict(epsilon=eps, delta=delta, learning_rate=lr, n_rounds=R, bin_budget_frac=f, random_state=0)
+    kwargs = dict(epsilon=eps, delta=delta, learning_rate=lr, n_rounds=R, bin_share=f, random_state=0)
     if cls is DPEBMRegressor:
         est, domain = cls(y_bound=yb, **kwargs).fit(X, y), 2 * yb
     else:
@@ -322,14 +322,14 @@ def test_noise_scales_use_dpbench_mu_where_interpret_is_wrong(reg_data):
 # ----------------------------------------------------------------------------- bounds, clipping, API
 
 def test_bounds_and_types_are_passed_explicitly():
-    """interpret receives public bounds per feature ((-x_bound, x_bound); [0, 1] for an indicator), the target
+    """interpret receives public bounds per feature ((-b, b), b = feature_bound; [0, 1] for an indicator), the target
     bounds and 'continuous' for every feature, uses those bounds (not the data's min/max) and emits no privacy
     warning; interpret called without them does warn (the detection works)."""
     rng = np.random.default_rng(1)
     X = np.column_stack([rng.normal(0, 3, 500), rng.integers(0, 2, 500), rng.normal(0, 0.1, 500)])
     y = X[:, 0] + rng.normal(size=500)
     types = ["continuous", "nominal", "continuous"]
-    est = DPEBMRegressor(x_bound=2.0, y_bound=4.0, feature_types=types, **FAST)
+    est = DPEBMRegressor(feature_bound=2.0, y_bound=4.0, feature_types=types, **FAST)
     assert privacy_warnings(lambda: est.fit(X, y)) == []
     m = est.model_
     bounds = [[-2.0, 2.0], [0.0, 1.0], [-2.0, 2.0]]
@@ -356,14 +356,14 @@ def test_quantile_grid_is_public_and_symmetric():
 
 def test_private_bounds_bracket_the_quantiles_and_are_charged():
     """At a large epsilon each continuous feature's private bounds are the grid points at its 1% / 99%
-    quantiles (to a grid step); the 2 x 2 exponential mechanisms share bound_budget_frac of epsilon, interpret
+    quantiles (to a grid step); the 2 x 2 exponential mechanisms share bound_share of epsilon, interpret
     the rest, and the ledger composes to exactly (eps, delta).  An indicator keeps [0, 1] and spends nothing."""
     rng = np.random.default_rng(5)
     n = 20_000
     X = np.column_stack([rng.normal(-500, 100, n), rng.integers(0, 2, n), rng.uniform(0.1, 0.4, n)])
     y = (X[:, 2] > 0.25).astype(int)
     eps, frac = 2000.0, 0.05
-    est = DPEBMClassifier(epsilon=eps, bound_budget_frac=frac, feature_types=["continuous", "nominal", "continuous"],
+    est = DPEBMClassifier(epsilon=eps, bound_share=frac, feature_types=["continuous", "nominal", "continuous"],
                           n_rounds=3, random_state=0).fit(X, y)
     grid = quantile_grid(1e5)
     for j in (0, 2):
@@ -387,8 +387,8 @@ def test_data_are_clipped_to_the_bounds():
     types = ["continuous", "continuous", "nominal"]
     Xc, yc = np.column_stack([np.clip(X[:, :2], -1.5, 1.5), np.clip(X[:, 2], 0, 1)]), np.clip(y, -2.0, 2.0)
     assert np.mean(X != Xc) > 0.3 and np.mean(y != yc) > 0.3
-    a = DPEBMRegressor(x_bound=1.5, y_bound=2.0, feature_types=types, **FAST).fit(X, y)
-    b = DPEBMRegressor(x_bound=1.5, y_bound=2.0, feature_types=types, **FAST).fit(Xc, yc)
+    a = DPEBMRegressor(feature_bound=1.5, y_bound=2.0, feature_types=types, **FAST).fit(X, y)
+    b = DPEBMRegressor(feature_bound=1.5, y_bound=2.0, feature_types=types, **FAST).fit(Xc, yc)
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
     np.testing.assert_array_equal(a.predict(X), a.predict(Xc))  # the same clip at predict time
 
@@ -434,7 +434,7 @@ def test_classifier_accuracy_at_large_epsilon(clf_data):
     eps 2.5 / 6 per quantile are as likely to land in the empty decades below the data as on it)."""
     X, y, Xt, yt = clf_data
     base = LogisticRegressionClassifier(C=1e4, fit_intercept=True).fit(X, y).score(Xt, yt)
-    est = DPEBMClassifier(epsilon=50.0, learning_rate=0.1, n_rounds=100, max_leaves=3, x_bound=1.0,
+    est = DPEBMClassifier(epsilon=50.0, learning_rate=0.1, n_rounds=100, max_leaves=3, feature_bound=1.0,
                           bound_quantile=None, random_state=0).fit(X, y)
     assert est.score(Xt, yt) > base - 3 * math.sqrt(2 * base * (1 - base) / len(yt))
     assert base > 0.7
@@ -457,13 +457,13 @@ def test_classifier_labels_and_scores(clf_data):
     [
         ({"epsilon": 0.0}, "epsilon"),
         ({"delta": 1.0}, "delta"),
-        ({"x_bound": 0.0}, "x_bound"),
+        ({"feature_bound": 0.0}, "feature_bound"),
         ({"y_bound": -1.0}, "y_bound"),
         ({"n_rounds": 0}, "n_rounds"),
         ({"max_leaves": 0}, "max_leaves"),
         ({"max_bins": 2}, "max_bins"),
         ({"learning_rate": 0.0}, "learning_rate"),
-        ({"bin_budget_frac": 1.0}, "bin_budget_frac"),
+        ({"bin_share": 1.0}, "bin_share"),
         ({"feature_types": ["continuous"]}, "feature_types has 1 entries but X has 2"),
         ({"feature_types": ["continuous", "auto"]}, "feature_types entries"),
     ],

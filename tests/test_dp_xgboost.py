@@ -165,7 +165,7 @@ def test_public_feature_bounds_and_map():
     assert list(low) == [0.0, -np.log1p(1e5)] and list(high) == [1.0, np.log1p(1e5)] and list(nominal) == [1, 0]
     x = np.array([[0.0, -3e6], [1.0, -2.0], [1.0, 0.0], [0.0, 5.0], [1.0, 2e5]])
     T = feature_map(x, nominal, 1e5)
-    assert np.all(np.diff(T[:, 1]) >= 0)  # monotone (x sorted), clipped at +-log(1 + x_bound)
+    assert np.all(np.diff(T[:, 1]) >= 0)  # monotone (x sorted), clipped at +-log(1 + feature_bound)
     assert T[0, 1] == -np.log1p(1e5) and T[-1, 1] == np.log1p(1e5)
     B = bin_index(T, low, high, 1024)
     assert set(B[:, 0]) == {0, 1023}  # an indicator's two values fall in the two extreme bins

@@ -2,7 +2,7 @@
 
 
 from dpbench import algorithms
-from dpbench.report import audit_ledgers
+from dpbench.summary import audit_ledgers
 
 
 def test_ledger_audit_of_every_private_algorithm():

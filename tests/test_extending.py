@@ -11,9 +11,9 @@ from dpbench import plots, results
 from dpbench.algorithms import registry
 from dpbench.algorithms.base import PRIVACY, DPLinearRegressor
 from dpbench.data import dataset, load_dataset, unregister
-from dpbench.report import render
 from dpbench.runner.grid import expand
 from dpbench.runner.sweep import run_sweep
+from dpbench.summary import render
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import pytest
 
-from dpbench.report import render, summary_table
+from dpbench.summary import render, summary_table
 
 
 def row(algorithm, seed, value, status="ok", dataset="d1", task="regression", epsilon=1.0):

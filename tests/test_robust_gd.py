@@ -181,7 +181,7 @@ def test_robgd_tiny_n_is_a_fit_not_an_error():
     ({"delta": 1.0}, "delta"),
     ({"n_rounds": 0}, "n_rounds"),
     ({"learning_rate": -1.0}, "learning_rate"),
-    ({"alpha": 0.4}, "alpha"),
+    ({"corruption_fraction": 0.4}, "corruption_fraction"),
     ({"failure_prob": 1.0}, "failure_prob"),
     ({"gamma_fraction": 0.0}, "gamma_fraction"),
     ({"norm_fraction": 0.7, "gamma_fraction": 0.3}, "norm_fraction"),

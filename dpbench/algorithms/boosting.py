@@ -33,7 +33,7 @@ from dpbench.algorithms.base import (
 )
 from dpbench.algorithms.linear_algebra import inverse_psd
 from dpbench.algorithms.registry import algorithm
-from dpbench.algorithms.shared import SharedData, row_blocks
+from dpbench.algorithms.shared_data import SharedData, row_blocks
 from dpbench.algorithms.ssp import SSP_CONSTRAINTS, private_gram_and_ridge
 from dpbench.privacy import gaussian_mechanism, split_mu
 
@@ -41,7 +41,7 @@ LOSSES = ("squared", "logistic", "hinge")
 # budget_ratio "one_scale": one noise scale for all T + 2 releases (the authors' first public code), i.e.
 # a:b:c = 1 : sqrt(T) : 1; paper 000 does not state its split.  Fixed default 1:1:1 as AdaSSP.
 ONE_SCALE = "one_scale"
-BOOSTING_CONSTRAINTS = {**SSP_CONSTRAINTS, "rho": FRACTION, "n_rounds": COUNT, "learning_rate": POSITIVE,
+BOOSTING_CONSTRAINTS = {**SSP_CONSTRAINTS, "failure_prob": FRACTION, "n_rounds": COUNT, "learning_rate": POSITIVE,
                         "lr_schedule": SCHEDULE, "budget_ratio": ["array-like", StrOptions({ONE_SCALE})]}
 
 
@@ -101,7 +101,7 @@ def private_start(est, shared: SharedData, key: tuple, mu: float, rng, ledger):
     """The one-off releases of BoostedAdaSSP: (Gamma = (X^T X~ + lambda I)^{-1}, the per-round release)."""
     ratio = (1.0, math.sqrt(est.n_rounds), 1.0) if isinstance(est.budget_ratio, str) else est.budget_ratio
     mu_gram, mu_grad, mu_lambda = split_mu(mu, ratio)
-    gram, lam = private_gram_and_ridge(shared, key, est.x_bound, mu_gram, mu_lambda, est.rho, rng, ledger)
+    gram, lam = private_gram_and_ridge(shared, key, est.x_bound, mu_gram, mu_lambda, est.failure_prob, rng, ledger)
     est.ridge_lambda_ = lam
     sens, mu_round = est.x_bound * est.y_bound, mu_grad / math.sqrt(est.n_rounds)
 
@@ -178,7 +178,7 @@ class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
     eta_t = `learning_rate` x `lr_schedule` in {'constant', '1/t',
     '1/sqrt(t)'} (paper 000 Table I).  Fixed settings (Table I): x_bound =
     y_bound = 1, n_rounds T = 100, learning rate 1 (constant); budget split
-    1:1:1 and rho = 0.05 as AdaSSP (the paper does not state its split;
+    1:1:1 and failure_prob (AdaSSP's rho) = 0.05 as AdaSSP (the paper does not state its split;
     `budget_ratio="one_scale"` is 1 : sqrt(T) : 1, one noise scale for all
     T + 2 releases, as in the authors' first public code).
     """
@@ -187,7 +187,7 @@ class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
     _parameter_constraints = BOOSTING_CONSTRAINTS
 
     def __init__(self, epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, n_rounds=100, learning_rate=1.0,
-                 lr_schedule="constant", budget_ratio=(1.0, 1.0, 1.0), rho=0.05, fit_intercept=False,
+                 lr_schedule="constant", budget_ratio=(1.0, 1.0, 1.0), failure_prob=0.05, fit_intercept=False,
                  random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -197,7 +197,7 @@ class BoostedAdaSSPRegressor(BoostingBatch, DPLinearRegressor):
         self.learning_rate = learning_rate
         self.lr_schedule = lr_schedule
         self.budget_ratio = budget_ratio
-        self.rho = rho
+        self.failure_prob = failure_prob
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
@@ -223,7 +223,7 @@ class BoostedAdaSSPClassifier(BoostingBatch, DPLinearClassifier):
     _parameter_constraints = {**BOOSTING_CONSTRAINTS, **CLASSES, "loss": [StrOptions(set(LOSSES))]}
 
     def __init__(self, epsilon=1.0, delta=1e-6, loss="squared", x_bound=1.0, y_bound=1.0, n_rounds=100,
-                 learning_rate=1.0, lr_schedule="constant", budget_ratio=(1.0, 1.0, 1.0), rho=0.05,
+                 learning_rate=1.0, lr_schedule="constant", budget_ratio=(1.0, 1.0, 1.0), failure_prob=0.05,
                  fit_intercept=False, classes=(0, 1), random_state=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -234,7 +234,7 @@ class BoostedAdaSSPClassifier(BoostingBatch, DPLinearClassifier):
         self.learning_rate = learning_rate
         self.lr_schedule = lr_schedule
         self.budget_ratio = budget_ratio
-        self.rho = rho
+        self.failure_prob = failure_prob
         self.fit_intercept = fit_intercept
         self.classes = classes
         self.random_state = random_state

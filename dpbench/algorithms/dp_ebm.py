@@ -6,7 +6,7 @@ What is released and why it is private (interpret 0.7.8; `_ebm.py` is interpret/
 1. Binning (`utils/_preprocessor.py:349`, `utils/_privacy.py:79`): for each of the d features, a histogram of
    the clipped column over 2 (max_bins - 1) uniform bins of the feature's public bounds, plus N(0, s_bin^2)
    per bin.  Adding or removing a record changes one bin of each histogram by 1: L2 sensitivity 1 per
-   feature, s_bin = sqrt(d) / mu_bin, mu_bin the GDP mu of (bin_budget_frac * epsilon, delta / 2) -- d
+   feature, s_bin = sqrt(d) / mu_bin, mu_bin the GDP mu of (bin_share * epsilon, delta / 2) -- d
    GDP-composed queries (interpret's `noise_scale_binning_`).  Clipping at 0, merging adjacent bins greedily
    up to a threshold, and the merged bins' weights (`bin_weights_`) are post-processing of the noisy
    histogram, provided the threshold is computed from it (change 2 below).
@@ -18,7 +18,7 @@ What is released and why it is private (interpret 0.7.8; `_ebm.py` is interpret/
    is at most the domain size D (classification: |p - y| < 1 = D; regression: |f(x) - y| <= D = max_target -
    min_target when the current model f stays in [min_target, max_target] everywhere -- change 3), so the L2
    sensitivity is learning_rate * D and s_boost = sqrt(n_rounds d) learning_rate D / mu_boost, mu_boost the
-   GDP mu of ((1 - bin_budget_frac) epsilon, delta / 2) (interpret's `noise_scale_boosting_`,
+   GDP mu of ((1 - bin_share) epsilon, delta / 2) (interpret's `noise_scale_boosting_`,
    `_ebm.py:960-988`).  Steps compose adaptively (each uses the model released so far).
 3. Nothing else reads the data: outer_bags = 1 and validation_size = 0 (so no validation split and no early
    stopping, `_ebm.py:997-1005`), the intercept starts at 0 (`_ebm.py:1094`, no data mean in DP mode), and
@@ -30,7 +30,7 @@ What interpret does that dpbench changes (only during its own fit; `_interpret_p
 1. 'nominal' features: interpret's categorical binning takes the category set from the training rows
    (`np.unique`, `utils/_privacy.py:146`), so one record can add or remove a bin.  dpbench never passes
    'nominal': a nominal column of the schema is a one-hot indicator, clipped to [0, 1] and binned as a
-   continuous feature over the public bounds [0, 1] (x_bound applies to the continuous columns); and
+   continuous feature over the public bounds [0, 1] (feature_bound applies to the continuous columns); and
    interpret's categorical binning raises if it is ever reached during a dpbench fit.
 2. The merge threshold is `len(X_col) / max_bins` (`utils/_privacy.py:114-115`): the true n, unaccounted.
    dpbench's copy of the function (identical otherwise, same RNG draws) uses the sum of the noisy, clipped
@@ -58,9 +58,9 @@ its bounds, and one symmetric public bound cannot suit raw columns of different 
 energy in the thousands next to frequencies in [0, 0.5]; with one bound DP-EBM learns nothing there).
 interpret's own default takes the bounds from the data, unaccounted.  dpbench instead estimates each
 continuous feature's `bound_quantile` and 1 - `bound_quantile` quantiles privately, each by the exponential
-mechanism over the cells [c_k, c_k+1] of a public grid (0 and +-10^(k/10) inside [-x_bound, x_bound]) with
+mechanism over the cells [c_k, c_k+1] of a public grid (0 and +-10^(k/10) inside [-feature_bound, feature_bound]) with
 utility -max(0, q n - #{x_i <= c_k+1}, #{x_i < c_k} - q n), zero for the cells holding the quantile
-(sensitivity 1 under add/remove: each count moves by at most 1 and q n by q), spending `bound_budget_frac`
+(sensitivity 1 under add/remove: each count moves by at most 1 and q n by q), spending `bound_share`
 of epsilon in all (basic composition, pure DP); the bounds are the low edge of the first cell drawn and
 the high edge of the second.  interpret gets the rest of epsilon and all of delta, and bins each feature
 over its private bounds.
@@ -111,11 +111,11 @@ INDICATOR_BOUNDS = (0.0, 1.0)  # a 'nominal' column is a one-hot indicator (dpbe
 
 
 
-def quantile_grid(x_bound: float) -> np.ndarray:
-    """The public candidates of the private bounds: 0 and +-10^(k/10) (k >= -30) inside [-x_bound, x_bound]."""
-    top = math.floor(10 * math.log10(x_bound) + 1e-9)
+def quantile_grid(feature_bound: float) -> np.ndarray:
+    """The public candidates of the private bounds: 0 and +-10^(k/10) (k >= -30) inside [-b, b], b = feature_bound."""
+    top = math.floor(10 * math.log10(feature_bound) + 1e-9)
     pos = 10.0 ** (np.arange(-30, top + 1) / 10) if top >= -30 else np.zeros(0)
-    pos = pos[pos <= x_bound]
+    pos = pos[pos <= feature_bound]
     return np.concatenate([-pos[::-1], [0.0], pos])
 
 
@@ -132,9 +132,9 @@ def reachable_score_range(model) -> tuple[float, float]:
 class _DPEBMMixin:
     """What the regressor and the classifier share: parameter checks, bounds, seeding, the interpret call."""
 
-    _parameter_constraints = {**PRIVACY, "x_bound": POSITIVE, "n_rounds": COUNT, "max_leaves": COUNT,
+    _parameter_constraints = {**PRIVACY, "feature_bound": POSITIVE, "n_rounds": COUNT, "max_leaves": COUNT,
                               "learning_rate": POSITIVE, "max_bins": [Interval(Integral, 3, None, closed="left")],
-                              "bin_budget_frac": FRACTION, "feature_types": [None, "array-like"]}
+                              "bin_share": FRACTION, "feature_types": [None, "array-like"]}
 
     def _feature_types(self, d: int) -> list[str]:
         if self.feature_types is None:
@@ -148,8 +148,8 @@ class _DPEBMMixin:
         return types
 
     def _clip_bounds(self, d: int) -> np.ndarray:
-        """Public (low, high) per feature: [0, 1] for an indicator ('nominal'), [-x_bound, x_bound] otherwise."""
-        bounds = np.tile([-float(self.x_bound), float(self.x_bound)], (d, 1))
+        """Public (low, high) per feature: [0, 1] for an indicator ('nominal'), else [-b, b], b = feature_bound."""
+        bounds = np.tile([-float(self.feature_bound), float(self.feature_bound)], (d, 1))
         bounds[[t == "nominal" for t in self._feature_types(d)]] = INDICATOR_BOUNDS
         return bounds
 
@@ -159,12 +159,12 @@ class _DPEBMMixin:
     def _private_bounds(self, X: np.ndarray, bounds: np.ndarray, epsilon: float, rng, ledger) -> np.ndarray:
         """Each continuous feature's (q, 1 - q) quantiles by the exponential mechanism (module docstring)."""
         q = float(self.bound_quantile)
-        grid = quantile_grid(float(self.x_bound))
+        grid = quantile_grid(float(self.feature_bound))
         continuous = [j for j, t in enumerate(self._feature_types(X.shape[1])) if t != "nominal"]
         eps_each = epsilon / (2 * len(continuous))
         out = bounds.copy()
         for j in continuous:
-            col = np.sort(np.clip(X[:, j], -self.x_bound, self.x_bound))
+            col = np.sort(np.clip(X[:, j], -self.feature_bound, self.feature_bound))
             below = np.searchsorted(col, grid[:-1], side="left")  # cell k = [grid k, grid k+1]: # x < its low
             upto = np.searchsorted(col, grid[1:], side="right")  # and # x <= its high
             cells = [exponential_mechanism(
@@ -187,7 +187,7 @@ class _DPEBMMixin:
         has_continuous = any(t != "nominal" for t in self._feature_types(d))
         # private bounds are the classifier's parameters only (the regressor's run ids stay as they were)
         if getattr(self, "bound_quantile", None) is not None and has_continuous:
-            bounds_eps = self.epsilon * self.bound_budget_frac
+            bounds_eps = self.epsilon * self.bound_share
             self.clip_bounds_ = self._private_bounds(X, self.clip_bounds_, bounds_eps, rng, ledger)
             self.interpret_epsilon_ = float(self.epsilon - bounds_eps)
         model = getattr(patch, interpret_class)(
@@ -197,7 +197,7 @@ class _DPEBMMixin:
             max_leaves=self.max_leaves,
             learning_rate=self.learning_rate,
             max_bins=self.max_bins,
-            bin_budget_frac=self.bin_budget_frac,
+            bin_share=self.bin_share,
             epsilon=self.interpret_epsilon_,
             delta=self.delta,
             outer_bags=1,  # several bags would be weighted by their sizes
@@ -233,7 +233,7 @@ class _DPEBMMixin:
         """Two entries (interpret's split, basic composition), noise scales checked against dpbench's accounting."""
         from dpbench.algorithms import _interpret_patch as patch
 
-        bin_eps, bin_delta = self.interpret_epsilon_ * self.bin_budget_frac, self.delta / 2
+        bin_eps, bin_delta = self.interpret_epsilon_ * self.bin_share, self.delta / 2
         boost_eps, boost_delta = self.interpret_epsilon_ - bin_eps, self.delta - bin_delta
         domain = 1.0 if score_range is None else score_range[1] - score_range[0]
         queries = self.n_rounds * d
@@ -264,7 +264,7 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
 
     Defaults are interpret's DP defaults, which are the settings of the DP-EBM
     paper (max_bins 32, learning_rate 0.01, 300 rounds, 3 leaves, 10% of
-    epsilon for binning), with x_bound = y_bound = 1 as for BoostedAdaSSP.
+    epsilon for binning), with feature_bound = y_bound = 1 as for BoostedAdaSSP.
     The model is kept inside [-y_bound, y_bound] over the whole feature box
     (the residual bound of the privacy argument: module docstring, change 3).
     """
@@ -278,25 +278,25 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
         self,
         epsilon=1.0,
         delta=1e-6,
-        x_bound=1.0,
+        feature_bound=1.0,
         y_bound=1.0,
         n_rounds=300,
         max_leaves=3,
         learning_rate=0.01,
         max_bins=32,
-        bin_budget_frac=0.1,
+        bin_share=0.1,
         feature_types=None,
         random_state=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
-        self.x_bound = x_bound
+        self.feature_bound = feature_bound
         self.y_bound = y_bound
         self.n_rounds = n_rounds
         self.max_leaves = max_leaves
         self.learning_rate = learning_rate
         self.max_bins = max_bins
-        self.bin_budget_frac = bin_budget_frac
+        self.bin_share = bin_share
         self.feature_types = feature_types
         self.random_state = random_state
 
@@ -328,7 +328,7 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
     main figures, and the feature bounds: private 1% / 99% quantiles on 5% of
     epsilon inside the public [-1e5, 1e5] (module docstring; paper 001's raw
     columns span six decades).  bound_quantile=None: the public
-    [-x_bound, x_bound] for every feature, as the regressor.
+    [-feature_bound, feature_bound] for every feature, as the regressor.
     decision_function is interpret's log-odds.  `classes` = [negative, positive] is the public label set.
     """
 
@@ -336,34 +336,34 @@ class DPEBMClassifier(_DPEBMMixin, DPClassifier):
 
     _parameter_constraints = {**_DPEBMMixin._parameter_constraints,
                               "bound_quantile": [None, Interval(Real, 0, 0.5, closed="neither")],
-                              "bound_budget_frac": [Interval(Real, 0, 1, closed="neither")], **CLASSES}
+                              "bound_share": [Interval(Real, 0, 1, closed="neither")], **CLASSES}
 
     def __init__(
         self,
         epsilon=1.0,
         delta=1e-6,
-        x_bound=1e5,
+        feature_bound=1e5,
         bound_quantile=0.01,
-        bound_budget_frac=0.05,
+        bound_share=0.05,
         n_rounds=300,
         max_leaves=100,
         learning_rate=0.01,
         max_bins=32,
-        bin_budget_frac=0.1,
+        bin_share=0.1,
         feature_types=None,
         classes=(0, 1),
         random_state=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
-        self.x_bound = x_bound
+        self.feature_bound = feature_bound
         self.bound_quantile = bound_quantile
-        self.bound_budget_frac = bound_budget_frac
+        self.bound_share = bound_share
         self.n_rounds = n_rounds
         self.max_leaves = max_leaves
         self.learning_rate = learning_rate
         self.max_bins = max_bins
-        self.bin_budget_frac = bin_budget_frac
+        self.bin_share = bin_share
         self.feature_types = feature_types
         self.classes = classes
         self.random_state = random_state

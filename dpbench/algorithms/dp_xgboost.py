@@ -16,9 +16,9 @@ XGBoost's row subsampling), with per-round budget eps_t split as the package spl
 1. Gradient data filtering (Li et al. 2020, GDF): only records with |g| < grad_bound (g* = 1, the package's
    value for this objective) enter the round.
 2. Sketch, eps_t / 2: for each of the d features, the hessian (here: count) histogram of the filtered records
-   over `n_bins` = 1024 equal bins of the feature's public bounds, plus Laplace noise; one record moves one
+   over `max_bins` = 1024 equal bins of the feature's public bounds, plus Laplace noise; one record moves one
    bin of each histogram by 1 (L1 sensitivity d for the d histograms, i.e. eps_t / (2 d) per feature, as the
-   package).  Negative counts are set to 0 and `n_candidates` weighted quantiles of each noisy histogram are
+   package).  Negative counts are set to 0 and `n_split_candidates` weighted quantiles of each noisy histogram are
    the candidate cuts (post-processing; the package feeds the noisy histogram to XGBoost's quantile sketch,
    whose summary holds ~2 / sketch_eps = 66 points).
 3. Splits, eps_t / 4: each of the `max_depth` levels selects, for every node of the level, a (feature, cut)
@@ -40,7 +40,7 @@ argument assumes what the data decide):
   N >= N_min, and g* / (N_min + lam) below it).
 - Feature bounds are public, never the data's min / max (the package's examples take them from the training
   data): a one-hot indicator ('nominal' in `feature_types`, the schema's types, which the runner passes) is
-  binned over [0, 1]; any other feature x enters as t = sign(x) log(1 + |x|), clipped to +-log(1 + x_bound).
+  binned over [0, 1]; any other feature x enters as t = sign(x) log(1 + |x|), clipped to +-log(1 + feature_bound).
   Trees are invariant to this monotone map (only the 1024-bin grid of the sketch sees it), and it lets one
   bound serve columns of very different scales (counts up to 1e5 in the paper's datasets).
 - The noise is drawn from the estimator's seeded Generator (the package reads the clock).
@@ -53,8 +53,8 @@ PLD accountant at delta (`dpbench.privacy.subsampling`); eps_t is solved so that
 
 Fixed settings: n_rounds 100, subsample 0.8 (paper 001: tuned over {0.2, 0.5, 0.8}, 0.8 best), max_depth 6,
 learning_rate 0.3 (XGBoost's default and the DP-XGBoost paper's), reg_lambda 0.1 and min_child_weight 50
-(DP-XGBoost paper Sec. 5 for datasets below 1e5 rows), n_bins 1024 (the package), n_candidates 64
-(XGBoost's sketch_eps 0.03), grad_bound 1, x_bound 1e5.
+(DP-XGBoost paper Sec. 5 for datasets below 1e5 rows), max_bins 1024 (the package), n_split_candidates 64
+(XGBoost's sketch_eps 0.03), grad_bound 1, feature_bound 1e5.
 """
 
 from __future__ import annotations
@@ -74,9 +74,9 @@ FEATURE_TYPES = ("continuous", "nominal")
 GAIN_SENSITIVITY = 3.0  # x g*^2 (Li et al. 2020; the package's exponentialMech default)
 
 
-def feature_bounds(feature_types, d: int, x_bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def feature_bounds(feature_types, d: int, feature_bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(low, high, nominal) per feature, in the mapped space: [0, 1] for a one-hot indicator ('nominal', the
-    schema's type, passed by the runner), +-log(1 + x_bound) otherwise.  Public: from the schema and x_bound."""
+    schema's type, passed by the runner), +-log(1 + feature_bound) otherwise.  Public: the schema and feature_bound."""
     types = ["continuous"] * d if feature_types is None else list(feature_types)
     if len(types) != d:
         raise ValueError(f"feature_types has {len(types)} entries but X has {d} features")
@@ -84,22 +84,22 @@ def feature_bounds(feature_types, d: int, x_bound: float) -> tuple[np.ndarray, n
     if bad:
         raise ValueError(f"feature_types entries must be one of {FEATURE_TYPES}, got {bad}")
     nominal = np.array([t == "nominal" for t in types], dtype=bool)
-    b = float(np.log1p(x_bound))
+    b = float(np.log1p(feature_bound))
     return np.where(nominal, 0.0, -b), np.where(nominal, 1.0, b), nominal
 
 
-def feature_map(X: np.ndarray, nominal: np.ndarray, x_bound: float) -> np.ndarray:
-    """An indicator clipped to [0, 1]; any other x as t = sign(x) log(1 + |x|) clipped to +-log(1 + x_bound).
+def feature_map(X: np.ndarray, nominal: np.ndarray, feature_bound: float) -> np.ndarray:
+    """An indicator clipped to [0, 1]; any other x as t = sign(x) log(1 + |x|) clipped to +-log(1 + feature_bound).
 
     Monotone per feature and data-independent (trees split the same data the same way before and after)."""
-    b = np.log1p(x_bound)
+    b = np.log1p(feature_bound)
     return np.where(nominal, np.clip(X, 0.0, 1.0), np.clip(np.sign(X) * np.log1p(np.abs(X)), -b, b))
 
 
-def bin_index(T: np.ndarray, low: np.ndarray, high: np.ndarray, n_bins: int) -> np.ndarray:
-    """Bin of each mapped value on the n_bins equal bins of its feature's [low, high]."""
-    idx = np.floor((T - low) / (high - low) * n_bins)
-    return np.clip(idx, 0, n_bins - 1).astype(np.int16 if n_bins <= 32767 else np.int32)
+def bin_index(T: np.ndarray, low: np.ndarray, high: np.ndarray, max_bins: int) -> np.ndarray:
+    """Bin of each mapped value on the max_bins equal bins of its feature's [low, high]."""
+    idx = np.floor((T - low) / (high - low) * max_bins)
+    return np.clip(idx, 0, max_bins - 1).astype(np.int16 if max_bins <= 32767 else np.int32)
 
 
 def split_utility(GL, NL, GR, NR, lam):
@@ -112,22 +112,22 @@ def split_utility(GL, NL, GR, NR, lam):
     return GL**2 / (NL + lam) + GR**2 / (NR + lam)
 
 
-def weighted_cuts(hist: np.ndarray, n_candidates: int) -> list[np.ndarray]:
-    """Per feature, the bins (sorted, unique, < n_bins - 1) where the noisy cumulative weight crosses k/K.
+def weighted_cuts(hist: np.ndarray, n_split_candidates: int) -> list[np.ndarray]:
+    """Per feature, the bins (sorted, unique, < max_bins - 1) where the noisy cumulative weight crosses k/K.
 
     A cut at bin c sends bins <= c left.  Post-processing of the noisy histogram.
     """
-    n_bins = hist.shape[1]
+    max_bins = hist.shape[1]
     cum = np.cumsum(hist, axis=1)
     out = []
     for f in range(hist.shape[0]):
         total = cum[f, -1]
         if total <= 0:
-            cuts = np.linspace(0, n_bins - 1, n_candidates + 1)[1:-1].astype(int)  # no signal: uniform cuts
+            cuts = np.linspace(0, max_bins - 1, n_split_candidates + 1)[1:-1].astype(int)  # no signal: uniform cuts
         else:
-            levels = total * np.arange(1, n_candidates) / n_candidates
+            levels = total * np.arange(1, n_split_candidates) / n_split_candidates
             cuts = np.searchsorted(cum[f], levels, side="left")
-        out.append(np.unique(cuts[cuts < n_bins - 1]))
+        out.append(np.unique(cuts[cuts < max_bins - 1]))
     return out
 
 
@@ -171,14 +171,14 @@ class DPXGBoostClassifier(DPClassifier):
     _parameter_constraints = {
         **PRIVACY, "n_rounds": COUNT, "subsample": [Interval(Real, 0, 1, closed="right")], "max_depth": COUNT,
         "learning_rate": POSITIVE, "reg_lambda": POSITIVE, "min_child_weight": [Interval(Real, 0, None, closed="left")],
-        "n_bins": [Interval(Integral, 2, None, closed="left")],
-        "n_candidates": [Interval(Integral, 2, None, closed="left")],
-        "grad_bound": POSITIVE, "x_bound": POSITIVE, "feature_types": [None, "array-like"], **CLASSES,
+        "max_bins": [Interval(Integral, 2, None, closed="left")],
+        "n_split_candidates": [Interval(Integral, 2, None, closed="left")],
+        "grad_bound": POSITIVE, "feature_bound": POSITIVE, "feature_types": [None, "array-like"], **CLASSES,
     }
 
     def __init__(self, epsilon=1.0, delta=1e-6, n_rounds=100, subsample=0.8, max_depth=6, learning_rate=0.3,
-                 reg_lambda=0.1, min_child_weight=50.0, n_bins=1024, n_candidates=64, grad_bound=1.0, x_bound=1e5,
-                 feature_types=None, classes=(0, 1), random_state=None):
+                 reg_lambda=0.1, min_child_weight=50.0, max_bins=1024, n_split_candidates=64, grad_bound=1.0,
+                 feature_bound=1e5, feature_types=None, classes=(0, 1), random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.n_rounds = n_rounds
@@ -187,10 +187,10 @@ class DPXGBoostClassifier(DPClassifier):
         self.learning_rate = learning_rate
         self.reg_lambda = reg_lambda
         self.min_child_weight = min_child_weight
-        self.n_bins = n_bins
-        self.n_candidates = n_candidates
+        self.max_bins = max_bins
+        self.n_split_candidates = n_split_candidates
         self.grad_bound = grad_bound
-        self.x_bound = x_bound
+        self.feature_bound = feature_bound
         self.feature_types = feature_types
         self.classes = classes
         self.random_state = random_state
@@ -199,7 +199,7 @@ class DPXGBoostClassifier(DPClassifier):
         ledger = self.privacy_ledger_ = SubsampledPureDPLedger(sampling_probability=float(self.subsample))
         self.epsilon_per_round_ = eps_t = per_round_epsilon(float(self.epsilon), float(self.delta),
                                                             int(self.n_rounds), float(self.subsample))
-        self.bounds_ = feature_bounds(self.feature_types, X.shape[1], self.x_bound)
+        self.bounds_ = feature_bounds(self.feature_types, X.shape[1], self.feature_bound)
         B = self._bins(X)
         self.trees_ = trees = DPXGBoostTrees(self.max_depth)
         s = np.full(X.shape[0], BASE_SCORE)
@@ -212,11 +212,11 @@ class DPXGBoostClassifier(DPClassifier):
 
     def _grow_tree(self, B, g, eps_t, rng, ledger, t):
         n, d = B.shape
-        nb, depth, lam, gs = self.n_bins, self.max_depth, float(self.reg_lambda), float(self.grad_bound)
+        nb, depth, lam, gs = self.max_bins, self.max_depth, float(self.reg_lambda), float(self.grad_bound)
         # 2. sketch: noisy count histograms (hessian 1) -> weighted quantile cuts
         hist = np.bincount((B.astype(np.int64) + np.arange(d) * nb).ravel(), minlength=d * nb).reshape(d, nb)
         noisy = laplace_mechanism(hist, float(d), eps_t / 2, rng, ledger, tag_round(t, "sketch histograms"))
-        cuts = weighted_cuts(np.maximum(noisy, 0.0), self.n_candidates)
+        cuts = weighted_cuts(np.maximum(noisy, 0.0), self.n_split_candidates)
         k = 1 + max(len(c) for c in cuts)  # buckets per feature (padded)
         lut = np.zeros((d, nb), dtype=np.int64)
         valid = np.zeros((d, k - 1), dtype=bool)
@@ -259,7 +259,7 @@ class DPXGBoostClassifier(DPClassifier):
 
     def _bins(self, X):
         low, high, nominal = self.bounds_
-        return bin_index(feature_map(X, nominal, self.x_bound), low, high, self.n_bins)
+        return bin_index(feature_map(X, nominal, self.feature_bound), low, high, self.max_bins)
 
     def decision_function(self, X):
         X = self._validated_X(X)

@@ -18,7 +18,7 @@ from dpbench.algorithms.base import (
     step_size,
 )
 from dpbench.algorithms.registry import algorithm
-from dpbench.algorithms.shared import SharedData, row_blocks
+from dpbench.algorithms.shared_data import SharedData, row_blocks
 from dpbench.privacy import gaussian_mechanism, split_mu
 
 

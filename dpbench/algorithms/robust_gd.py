@@ -49,7 +49,7 @@ def c2_smallest(alpha: float = 0.1, k: float = K_GAUSSIAN, a: float = 0.5) -> fl
 
 C2_SMALLEST = c2_smallest()
 ROBUST_CONSTRAINTS = {**PRIVACY, **FIT_INTERCEPT, "n_rounds": COUNT, "learning_rate": POSITIVE, "c1": POSITIVE,
-                      "alpha": [Interval(Real, 0, 1 / 3, closed="neither")], "failure_prob": FRACTION,
+                      "corruption_fraction": [Interval(Real, 0, 1 / 3, closed="neither")], "failure_prob": FRACTION,
                       "count_share": FRACTION}
 
 
@@ -127,7 +127,8 @@ class DPRobGDRegressor(DPLinearRegressor):
       30 default rounds then shrink the start error only by 0.91^30 (issue 17: excess 1.0e-3 at n = 1e6;
       T = 8 rounds of the theorem's step with Theta = 1 and C2_SMALLEST reach 6.5e-6, OLS 4.6e-6;
       `dpbench.analyses.paper004`).
-    - alpha = 0.1: corruption bound / target error rate (Assumption 2 needs alpha <= 1/10); must be < 1/3.
+    - corruption_fraction = alpha = 0.1: corruption bound / target error rate (Assumption 2 needs alpha <= 1/10);
+      must be < 1/3.
     - failure_prob zeta = 0.1 (zeta0 = zeta/3 per estimator, Alg. 1 line 2).
     - subweibull_k K = sqrt(8/3), subweibull_a a = 1/2: the sub-Gaussian (a = 1/2) constant of a standard
       normal (E exp(Z^2/K^2) = 2).  c2 = 1: the resilience constant C2 of Lemma J.7 (a universal constant the
@@ -166,7 +167,7 @@ class DPRobGDRegressor(DPLinearRegressor):
         delta=1e-6,
         n_rounds=30,
         learning_rate=1 / 1.1,
-        alpha=0.1,
+        corruption_fraction=0.1,
         failure_prob=0.1,
         subweibull_k=K_GAUSSIAN,
         subweibull_a=0.5,
@@ -186,7 +187,7 @@ class DPRobGDRegressor(DPLinearRegressor):
         self.delta = delta
         self.n_rounds = n_rounds
         self.learning_rate = learning_rate
-        self.alpha = alpha
+        self.corruption_fraction = corruption_fraction
         self.failure_prob = failure_prob
         self.subweibull_k = subweibull_k
         self.subweibull_a = subweibull_a
@@ -243,13 +244,14 @@ class DPRobGDRegressor(DPLinearRegressor):
             Theta = K * math.sqrt(2 * gamma_norm) * math.log(n3 / zeta0) ** a
         eta = self.learning_rate / (gamma_norm if self.lambda_max is None else float(self.lambda_max))
         self.norm_threshold_, self.learning_rate_ = Theta, eta
-        residual_factor = 2 * math.sqrt(2) * math.sqrt(9 * self.c2 * K**2 * math.log(1 / (2 * self.alpha)) ** (2 * a))
+        alpha = self.corruption_fraction
+        residual_factor = 2 * math.sqrt(2) * math.sqrt(9 * self.c2 * K**2 * math.log(1 / (2 * alpha)) ** (2 * a))
 
         X2, y2, groups2 = X[S2], y[S2], random_groups(S2.size, k, rng)
         X3, y3 = clip_rows(X[S3], Theta), y[S3]
 
         def distance(w, t):
-            g = private_scale_estimate((y2 - X2 @ w) ** 2, groups2, 1 - 3 * self.alpha, 2.0, eps0, delta0, rng,
+            g = private_scale_estimate((y2 - X2 @ w) ** 2, groups2, 1 - 3 * alpha, 2.0, eps0, delta0, rng,
                                        ledger, tag("S2", f"distance histogram t={t}"))
             self.distance_estimates_.append(np.nan if g is None else g)
             return g
@@ -340,7 +342,7 @@ class DPAMBSSGDRegressor(DPLinearRegressor):
     shrank it by a constant).  stat_fraction 0.5: the histogram needs
     k ~ 4 log(1/(delta zeta))/eps groups (67 at eps = 1) of heavy-tailed
     values; on n = 1e4-2e4 Gaussian data a half batch fails far less often
-    than 20%, at little cost to the step.  alpha 0.1, failure_prob 0.1, c1 4
+    than 20%, at little cost to the step.  corruption_fraction 0.1, failure_prob 0.1, c1 4
     as for DP-ROBGD.  count_share 0.05.
 
     Fallback (`fit_status_` = 'threshold_histogram_empty', else 'ok'): when
@@ -362,7 +364,7 @@ class DPAMBSSGDRegressor(DPLinearRegressor):
         learning_rate=0.5,
         lr_schedule="constant",
         clip_scale=10.0,
-        alpha=0.1,
+        corruption_fraction=0.1,
         failure_prob=0.1,
         c1=4.0,
         stat_fraction=0.5,
@@ -377,7 +379,7 @@ class DPAMBSSGDRegressor(DPLinearRegressor):
         self.learning_rate = learning_rate
         self.lr_schedule = lr_schedule
         self.clip_scale = clip_scale
-        self.alpha = alpha
+        self.corruption_fraction = corruption_fraction
         self.failure_prob = failure_prob
         self.c1 = c1
         self.stat_fraction = stat_fraction
@@ -403,7 +405,8 @@ class DPAMBSSGDRegressor(DPLinearRegressor):
             XU = X[U]
             with np.errstate(over="ignore", invalid="ignore"):  # inf / NaN go to the histogram's overflow bin
                 s = row_norms(XU) ** 2 * (y[U] - XU @ w) ** 2
-            gamma = private_scale_estimate(s, random_groups(U.size, k, rng), 1 - 3 * self.alpha, 2.0, eps, delta,
+            quantile = 1 - 3 * self.corruption_fraction
+            gamma = private_scale_estimate(s, random_groups(U.size, k, rng), quantile, 2.0, eps, delta,
                                            rng, ledger, tag(f"B{t}.stat", "gradient-norm histogram"))
             failed += gamma is None
             theta = self.clip_scale * np.sqrt(gamma) if gamma is not None else theta

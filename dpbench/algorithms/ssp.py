@@ -17,7 +17,7 @@ import numpy as np
 from dpbench.algorithms.base import FIT_INTERCEPT, FRACTION, POSITIVE, PRIVACY, DPLinearRegressor
 from dpbench.algorithms.linear_algebra import solve_psd
 from dpbench.algorithms.registry import algorithm
-from dpbench.algorithms.shared import SharedData
+from dpbench.algorithms.shared_data import SharedData
 from dpbench.privacy import PrivacyLedger, gaussian_mechanism, split_mu, symmetric_gaussian_mechanism
 
 
@@ -67,7 +67,7 @@ def private_gram_and_ridge(
     with probability >= 1 - rho/2); the second is the spectral-norm bound of
     the symmetric noise matrix (Wang's Lemma, failure probability rho), so that
     X^T X + noise + lambda I is positive definite with probability >= 1 - rho.
-    rho (default 0.05) is the confidence constant.
+    rho (the estimators' `failure_prob`, default 0.05) is the confidence constant.
     """
     gram = shared.gram(*key)
     d, sens = gram.shape[0], x_bound**2
@@ -90,22 +90,23 @@ class AdaSSPRegressor(SharedStatisticsRegressor):
     Fixed settings x_bound = y_bound = 1 as BoostedAdaSSP's (paper 000 Table I).
     """
 
-    _parameter_constraints = {**SSP_CONSTRAINTS, "rho": FRACTION}
+    _parameter_constraints = {**SSP_CONSTRAINTS, "failure_prob": FRACTION}
 
-    def __init__(self, epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, budget_ratio=(1.0, 1.0, 1.0), rho=0.05,
-                 fit_intercept=False, random_state=None):
+    def __init__(self, epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, budget_ratio=(1.0, 1.0, 1.0),
+                 failure_prob=0.05, fit_intercept=False, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.x_bound = x_bound
         self.y_bound = y_bound
         self.budget_ratio = budget_ratio
-        self.rho = rho
+        self.failure_prob = failure_prob
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
     def _fit_shared(self, shared, key, mu, rng, ledger):
         mu_gram, mu_xty, mu_lambda = split_mu(mu, self.budget_ratio)
-        gram, lam = private_gram_and_ridge(shared, key, self.x_bound, mu_gram, mu_lambda, self.rho, rng, ledger)
+        gram, lam = private_gram_and_ridge(shared, key, self.x_bound, mu_gram, mu_lambda, self.failure_prob, rng,
+                                           ledger)
         xty = gaussian_mechanism(shared.xty(*key, self.y_bound), self.x_bound * self.y_bound, mu_xty, rng, ledger,
                                  "X^T y")
         self.ridge_lambda_ = lam

@@ -222,8 +222,9 @@ def orthogonal(spec, rows: int | None = None) -> Design:
 def quantile_tie(spec, rows: int | None = None) -> Design:
     """One feature: D = `_rows` // 16 records at x = -0.95 (label 1, class 1) and the rest at x = -0.89 (label -1,
     class 0); the added record at x = -0.95.  The two clusters lie in the first two bins of DP-EBM's histogram
-    (max_bins 16, x_bound 1) and of DP-XGBoost's sketch (n_bins 30, x_bound 1), so the first 1/16 quantile of the
-    noisy histogram (DP-XGBoost's first cut candidate with n_candidates 16, DP-EBM's first greedy merge) falls
+    (max_bins 16, feature_bound 1) and of DP-XGBoost's sketch (max_bins 30, feature_bound 1), so the first 1/16
+    quantile of the noisy histogram (DP-XGBoost's first cut candidate with n_split_candidates 16, DP-EBM's first
+    greedy merge) falls
     between them or not: near a tie on D (`_rows` mod 16 and the clipped noise of the empty bins set how
     near), tipped by the added record on D'.  The canary's leaf is then its own cluster (value ~ +1) or both
     (~ -1): a cut released from too little noise shows at the canary."""

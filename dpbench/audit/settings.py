@@ -25,7 +25,7 @@ class AuditSettings:
     power: dict[str, Any] = field(default_factory=dict)
 
 
-_DP_EBM_POWER = {"n_rounds": 1, "max_bins": 17, "max_leaves": 100, "learning_rate": 1.0, "bin_budget_frac": 0.9}
+_DP_EBM_POWER = {"n_rounds": 1, "max_bins": 17, "max_leaves": 100, "learning_rate": 1.0, "bin_share": 0.9}
 
 SETTINGS: dict[str, AuditSettings] = {
     "boosted_adassp": AuditSettings(params={"n_rounds": 10}),
@@ -51,12 +51,12 @@ SETTINGS: dict[str, AuditSettings] = {
     # as the regressor's, public bounds
     "dp_ebm_clf": AuditSettings(params={"n_rounds": 10, "max_leaves": 3}, power={
         "design": "quantile_tie", "rows": 646, "runs": 1000,
-        "params": {**_DP_EBM_POWER, "bound_quantile": None, "x_bound": 1.0}}),
+        "params": {**_DP_EBM_POWER, "bound_quantile": None, "feature_bound": 1.0}}),
     # one stump on every record; the sketch's first 1/16 cut decides the canary's leaf
     "dp_xgboost": AuditSettings(params={"n_rounds": 3, "max_depth": 3}, power={
         "design": "quantile_tie", "rows": 320, "runs": 600,
-        "params": {"n_rounds": 1, "max_depth": 1, "subsample": 1.0, "n_bins": 30, "n_candidates": 16,
-                   "x_bound": 1.0}}),
+        "params": {"n_rounds": 1, "max_depth": 1, "subsample": 1.0, "max_bins": 30, "n_split_candidates": 16,
+                   "feature_bound": 1.0}}),
     # three candidates from the default base's tuning space; power: one candidate (AdaSSP at the whole budget,
     # nothing drawn) on ~95% of the records: AdaSSP's power
     "private_selection": AuditSettings(

@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:  # --help: nothing is run
         return int(exc.code or 0)
     if args.ledger:
-        from dpbench.report import audit_ledgers
+        from dpbench.summary import audit_ledgers
 
         table = audit_ledgers(names=args.algorithms)
         print(table.to_string(index=False))

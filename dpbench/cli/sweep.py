@@ -128,7 +128,7 @@ def _plot(cfg) -> None:
 
 
 def _report(cfg) -> None:
-    from dpbench.report import render
+    from dpbench.summary import render
 
     df = _grid_results(cfg)
     if not len(df):

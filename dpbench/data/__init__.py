@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from dpbench.data.base import Dataset, MissingDataError
-from dpbench.data.catalog import SPLITS, load, resolve_data_dir
+from dpbench.data.catalog import SPLIT_MODES, SPLIT_OPTIONS, load, resolve_data_dir
 from dpbench.data.preprocess import FIXED_SPLIT_SEED
 from dpbench.data.registry import DatasetSpec, available, dataset, get_spec, groups, label_options, register, unregister
 
@@ -80,8 +80,8 @@ def check_spec(spec) -> None:
         raise ValueError(f"unknown option(s) {unknown} for dataset {spec['name']!r}; valid: {', '.join(valid)}")
     if described.generated and described.source.check is not None:
         described.source.check(**{**valid, **options})
-    if "split" in options and options["split"] not in SPLITS:
-        raise ValueError(f"dataset {spec['name']!r}: split must be one of {SPLITS}, got {options['split']!r}")
+    if "split" in options and options["split"] not in SPLIT_OPTIONS:
+        raise ValueError(f"dataset {spec['name']!r}: split must be one of {SPLIT_OPTIONS}, got {options['split']!r}")
 
 
 def data_seed(spec, seed: int, split: str = "fixed") -> int:
@@ -109,4 +109,4 @@ from dpbench.data import sets  # noqa: E402,F401 - registers every dataset
 
 __all__ = ["Dataset", "DatasetSpec", "MissingDataError", "available", "check_spec", "cross_dataset_grid", "data_seed",
            "dataset", "dataset_label", "dataset_task", "expand_dataset_specs", "get_spec", "groups", "label_options",
-           "load_dataset", "register", "resolve_data_dir", "unregister"]
+           "load_dataset", "register", "resolve_data_dir", "unregister", "SPLIT_MODES", "SPLIT_OPTIONS"]

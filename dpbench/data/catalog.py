@@ -34,7 +34,8 @@ from dpbench.data.registry import DatasetSpec, available, get_spec
 from dpbench.data.sources import DATA_DIR_ENV
 
 REPO_MIRROR = Path(__file__).resolve().parents[2].parent / "shared" / "data"  # ../shared/data beside the repo
-SPLITS = ("fixed", "per_seed", "paper")
+SPLIT_MODES = ("fixed", "per_seed")  # an experiment's split: one train/test split for all seeds, or one per seed
+SPLIT_OPTIONS = (*SPLIT_MODES, "paper")  # a dataset's `split` option: a mode, or its paper's own split (cod-rna)
 SPLIT_COLUMN = "split"  # the column of a raw frame that marks an official test part
 
 
@@ -113,8 +114,8 @@ def encoded(name: str, root: Path | None) -> tuple[Encoded, str]:
 
 def split_rows(spec: DatasetSpec, enc: Encoded, split: str = "fixed", split_seed: int = FIXED_SPLIT_SEED):
     """Train and test row indices of an encoded dataset (see the module docstring)."""
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    if split not in SPLIT_OPTIONS:
+        raise ValueError(f"split must be one of {SPLIT_OPTIONS}, got {split!r}")
     if split == "paper" and spec.paper_split != "paper":
         raise ValueError(f"split='paper' (train and test on the official test part) exists only for "
                          f"{', '.join(n for n in available() if get_spec(n).paper_split == 'paper')}, not {spec.name}")
@@ -133,8 +134,8 @@ def load(name: str, root: Path | None = None, split_seed: int = FIXED_SPLIT_SEED
          **options) -> Dataset:
     """A preprocessed train/test split.  Generators draw from `split_seed` with `options`; files come from `root`."""
     spec = get_spec(name)
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    if split not in SPLIT_OPTIONS:
+        raise ValueError(f"split must be one of {SPLIT_OPTIONS}, got {split!r}")
     extra = {}
     if spec.generated:
         frame = spec.source.make(seed=split_seed, **options)

@@ -7,7 +7,7 @@ import time
 
 from dpbench import algorithms, tuning
 from dpbench.runner.grid import RunSpec, canonical_json
-from dpbench.runner.metrics import evaluate, evaluate_many
+from dpbench.runner.scoring import evaluate, evaluate_many
 
 
 def make_estimator(run: RunSpec, data):

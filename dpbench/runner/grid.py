@@ -18,10 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpbench import algorithms, tuning
-from dpbench.data import data_seed, dataset_task, expand_dataset_specs
+from dpbench.data import SPLIT_MODES, data_seed, dataset_task, expand_dataset_specs
 from dpbench.tuning.spaces import tuning_space
-
-SPLITS = ("fixed", "per_seed")
 
 
 def canonical_json(obj) -> str:
@@ -143,8 +141,8 @@ def expand(exp: Mapping) -> list[RunSpec]:
     if not seeds or any(not isinstance(s, int) or s < 0 for s in seeds):
         raise ValueError(f"seeds must be a non-empty list of integers >= 0, got {seeds!r}")
     split = exp.get("split", "fixed")
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    if split not in SPLIT_MODES:
+        raise ValueError(f"split must be one of {SPLIT_MODES}, got {split!r}")
     datasets = expand_dataset_specs(exp["datasets"])
     if not datasets:
         raise ValueError("the experiment lists no datasets")

@@ -17,7 +17,7 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 
 from dpbench import results
-from dpbench.algorithms.shared import SharedData
+from dpbench.algorithms.shared_data import SharedData
 from dpbench.data import MissingDataError, load_dataset
 from dpbench.extend import load_imports
 from dpbench.runner import lock

@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 
 from dpbench import algorithms, metrics, tuning
-from dpbench.algorithms.shared import SharedData
+from dpbench.algorithms.shared_data import SharedData
 from dpbench.runner.fitting import batch_groups, fit_group, make_estimator
 from dpbench.runner.grid import RunSpec, stable_hash
-from dpbench.runner.metrics import evaluate_many
+from dpbench.runner.scoring import evaluate_many
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from dpbench import algorithms
-from dpbench.algorithms import shared as shared_module
+from dpbench.algorithms import shared_data as shared_module
 from dpbench.algorithms.base import clip_rows
-from dpbench.algorithms.shared import SharedData
+from dpbench.algorithms.shared_data import SharedData
 
 
 @pytest.fixture(autouse=True)
@@ -87,7 +87,7 @@ def test_batched_boosting_with_one_clip_bound_for_all_runs():
 
 
 def test_the_cache_keeps_a_bounded_number_of_feature_maps():
-    from dpbench.algorithms.shared import MAX_FEATURE_MAPS
+    from dpbench.algorithms.shared_data import MAX_FEATURE_MAPS
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(50, 3)), rng.normal(size=50)
