@@ -75,7 +75,6 @@ def _plot_defaults() -> dict:
 @dataclass
 class Config:
     name: str | None = None
-    imports: list[str] = field(default_factory=list)  # the user's modules registering what the grid names
     algorithms: list[Any] = field(default_factory=list)
     datasets: list[Any] = field(default_factory=list)
     dataset_grid: dict[str, list[Any]] = field(default_factory=dict)  # {option: [values]} crossed with each dataset
@@ -89,6 +88,7 @@ class Config:
     data: DataConfig = field(default_factory=DataConfig)
     plot: dict[str, Any] = field(default_factory=_plot_defaults)  # a figure kind's options: checked by validate
     runner: RunnerConfig = field(default_factory=RunnerConfig)
+    imports: list[str] = field(default_factory=list)  # the user's modules registering what the grid names
 
 
 # Hydra logs a failed job before re-raising its error; main() prints errors itself, in one line

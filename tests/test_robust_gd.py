@@ -329,7 +329,7 @@ def test_ambssgd_same_seed_same_fit(data_100k):
     ({"learning_rate": 0.0}, "learning_rate"),
     ({"lr_schedule": "1/t^2"}, "lr_schedule"),
     ({"clip_scale": np.inf}, "clip_scale"),
-    ({"alpha": 1 / 3}, "alpha"),
+    ({"corruption_fraction": 1 / 3}, "corruption_fraction"),
     ({"stat_fraction": 1.0}, "stat_fraction"),
     ({"noise_calibration": "x"}, "noise_calibration"),
     ({"count_share": 0.0}, "count_share"),

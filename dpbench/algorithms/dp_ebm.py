@@ -197,7 +197,7 @@ class _DPEBMMixin:
             max_leaves=self.max_leaves,
             learning_rate=self.learning_rate,
             max_bins=self.max_bins,
-            bin_share=self.bin_share,
+            bin_budget_frac=self.bin_share,  # interpret's name
             epsilon=self.interpret_epsilon_,
             delta=self.delta,
             outer_bags=1,  # several bags would be weighted by their sizes
