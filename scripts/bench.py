@@ -9,7 +9,7 @@
    naive loop over the same fits (load, make, fit, predict, score) in one process.
 3. Peak resident memory of each, each measured in a fresh process.
 4. Seconds until a sweep reports a Dask scheduler that does not answer (runner.connect_timeout = 2): should be
-   about 2 (tests/test_runner_scale.py checks the message and that the timeout reaches the client).
+   about 2 (tests/runner/test_sweep_scale.py checks the message and that the timeout reaches the client).
 """
 
 from __future__ import annotations

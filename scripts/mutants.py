@@ -31,14 +31,14 @@ class Mutant:
     tests: tuple[str, ...]  # pytest node ids (or files) that must fail
 
 
-SENSITIVITY = "tests/test_release_sensitivity.py::test_every_release_moves_by_at_most_its_sensitivity"
+SENSITIVITY = "tests/algorithms/test_release_sensitivity.py::test_every_release_moves_by_at_most_its_sensitivity"
 MUTANTS = [
     Mutant("gaussian_noise_times_mu", "privacy/mechanisms.py",
            "    return sensitivity / mu\n", "    return sensitivity * mu\n",
-           ("tests/test_mechanisms.py::test_gaussian_noise_std_is_sensitivity_over_mu",)),
-    Mutant("boosting_round_without_sqrt_T", "algorithms/boosting.py",
+           ("tests/privacy/test_mechanisms.py::test_gaussian_noise_std_is_sensitivity_over_mu",)),
+    Mutant("boosting_round_without_sqrt_T", "algorithms/boosting.py",  # the ledger no longer composes to the budget
            "mu_grad / math.sqrt(est.n_rounds)", "mu_grad",
-           ("tests/test_boosting.py::test_ledger_matches_budget",)),  # the ledger no longer composes to the budget
+           ("tests/algorithms/test_boosting.py::test_ledger_matches_budget",)),
     Mutant("adassp_gram_sensitivity_halved", "algorithms/ssp.py",
            "d, sens = gram.shape[0], x_bound**2", "d, sens = gram.shape[0], x_bound**2 / 2",
            (SENSITIVITY + "[adassp]",)),
@@ -46,12 +46,12 @@ MUTANTS = [
            'noisy = gaussian_mechanism(grad_sum, self.grad_bound, mu_step',
            'noisy = gaussian_mechanism(grad_sum, self.grad_bound / 2, mu_step',
            (SENSITIVITY + "[dpgd]",)),
-    Mutant("dpgd_round_without_sqrt_T", "algorithms/gradient_descent.py",
+    Mutant("dpgd_round_without_sqrt_T", "algorithms/gradient_descent.py",  # T rounds of mu each: sqrt(T) mu
            "return self.record_count_, mu_grad / math.sqrt(self.n_rounds)", "return self.record_count_, mu_grad",
-           ("tests/test_gradient_descent.py::test_ledger_matches_budget",)),  # T rounds of mu each: sqrt(T) mu
+           ("tests/algorithms/test_gradient_descent.py::test_ledger_matches_budget",)),
     Mutant("symmetric_noise_averaged", "privacy/mechanisms.py",  # off-diagonal std / 2: sensitivity off by 2
            "    noise = noise + np.triu(noise, 1).T\n", "    noise = (noise + noise.T) / 2\n",
-           ("tests/test_mechanisms.py::test_symmetric_gaussian_noise_is_mirrored_with_std_sensitivity_over_mu",)),
+           ("tests/privacy/test_mechanisms.py::test_symmetric_gaussian_noise_is_mirrored_with_std_sensitivity_over_mu",)),
     Mutant("ssp_gram_sensitivity_halved", "algorithms/ssp.py",
            "symmetric_gaussian_mechanism(shared.gram(*key), self.x_bound**2, mu_gram",
            "symmetric_gaussian_mechanism(shared.gram(*key), self.x_bound**2 / 2, mu_gram",
@@ -59,10 +59,10 @@ MUTANTS = [
     Mutant("dp_xgboost_gain_sensitivity_halved", "algorithms/dp_xgboost.py",
            "GAIN_SENSITIVITY * gs**2\n", "GAIN_SENSITIVITY * gs**2 / 2\n",
            (SENSITIVITY + "[dp_xgboost]",
-            "tests/test_dp_xgboost.py::test_ledger_has_the_packages_split_of_each_round_and_composes_to_the_budget")),
+            "tests/algorithms/test_dp_xgboost.py::test_ledger_has_the_packages_split_of_each_round_and_composes_to_the_budget")),
     Mutant("tukey_depth_weights_x2", "algorithms/tukey.py",  # the paper's monotone exponent under a swap
            "log_w = depth_log_weights(log_v, t, eps_half / 2)", "log_w = depth_log_weights(log_v, t, eps_half)",
-           ("tests/test_tukey.py::test_ledger_when_ptr_passes",)),
+           ("tests/algorithms/test_tukey.py::test_ledger_when_ptr_passes",)),
     Mutant("selection_vote_x4", "algorithms/private_selection.py",
            "exponential_mechanism(self.epsilon * self.votes_,", "exponential_mechanism(4 * self.epsilon * self.votes_,",
            (SENSITIVITY + "[private_selection]",)),
@@ -72,12 +72,12 @@ MUTANTS = [
            (SENSITIVITY + "[private_selection]",)),
     Mutant("stability_threshold_without_delta", "privacy/histogram.py",  # 1 + 2 log(2)/eps: singletons released
            "SENSITIVITY * math.log(2.0 / delta) / epsilon", "SENSITIVITY * math.log(2.0) / epsilon",
-           ("tests/test_private_histogram.py::test_release_probability_matches_threshold",
-            "tests/test_private_histogram.py::test_scale_and_threshold_hand_values")),
+           ("tests/privacy/test_histogram.py::test_release_probability_matches_threshold",
+            "tests/privacy/test_histogram.py::test_scale_and_threshold_hand_values")),
     Mutant("classifier_labels_from_rows", "algorithms/base.py",
            "return public_binary_labels(y, self.classes) if self.private else binary_labels(y)",
            "return binary_labels(y)",
-           ("tests/test_registry.py::test_private_classifiers_take_their_label_set_from_classes[boosted_adassp_clf]",)),
+           ("tests/algorithms/test_registry.py::test_private_classifiers_take_their_label_set_from_classes[boosted_adassp_clf]",)),
 ]
 
 

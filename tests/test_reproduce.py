@@ -8,11 +8,9 @@ import pytest
 from dpbench import claims, results
 from dpbench.__main__ import main
 from dpbench.config import options
-from dpbench.data import catalog
 from dpbench.reproduction import load_results, sections, to_html, write
 
 SMOKE = [n for n in options("experiment") if n.startswith("smoke/")]
-needs_mirror = pytest.mark.skipif(catalog.resolve_data_dir(None) is None, reason="no data mirror beside the repo")
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +18,7 @@ def results_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("reproduce")
 
 
-@needs_mirror
+@pytest.mark.usefixtures("mirror")
 @pytest.mark.parametrize("name", SMOKE)
 def test_smoke_sweep_draws_png_and_pdf(name, results_dir, monkeypatch):
     monkeypatch.setenv("DPBENCH_OFFLINE", "1")
@@ -37,7 +35,7 @@ def test_smoke_sweep_draws_png_and_pdf(name, results_dir, monkeypatch):
     assert tuned["tuned_params"].notna().all() and (tuned["tuning_trials"] == trials).all()
 
 
-@needs_mirror
+@pytest.mark.usefixtures("mirror")
 def test_paper000_claims_measure_the_smoke_results(results_dir):
     """Two datasets are too few for a verdict (undecided), but every check measures its numbers."""
     def load(name):
@@ -53,7 +51,7 @@ def test_paper000_claims_measure_the_smoke_results(results_dir):
         assert "2 datasets" in v.measured or "/2 (" in v.measured or "excluded" in v.measured, v.measured
 
 
-@needs_mirror
+@pytest.mark.usefixtures("mirror")
 def test_report_writes_html_and_markdown(results_dir):
     html_path, md_path, secs = write(results_dir)
     text = html_path.read_text()

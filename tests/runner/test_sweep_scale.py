@@ -11,7 +11,6 @@ from dataclasses import asdict
 
 import pandas as pd
 import pytest
-from test_runner import ROOT, SEQUENTIAL, _cli, small_experiment
 from threadpoolctl import threadpool_info
 
 from dpbench import results
@@ -19,6 +18,7 @@ from dpbench.config import RunnerConfig, compose, to_container
 from dpbench.runner import lock, sweep, workers
 from dpbench.runner.grid import chunk_units, expand, group_units
 from dpbench.runner.sweep import run_sweep
+from tests.runner.test_sweep import ROOT, SEQUENTIAL, _cli, small_experiment
 
 SEQ_COLS = ["status", "attempt", "test_mse", "random_state"]
 SAME = ["run_id", "status", "seed", "random_state", "attempt", "test_mse", "train_mse", "test_r2", "spent_epsilon"]

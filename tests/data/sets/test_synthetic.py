@@ -1,4 +1,6 @@
-"""The paper 000 synthetic model and its outlier settings."""
+"""The paper 000 synthetic model and its outlier settings; the corruptions against Sec. V's eqs. (9)-(12)."""
+
+import math
 
 import numpy as np
 import pytest
@@ -73,3 +75,39 @@ def test_the_registry_reads_a_settings_options_back_from_its_results_name(option
     assert label_options("openml_361072") == {"name": "openml_361072"}
     with pytest.raises(ValueError, match="not the results name"):
         label_options("synthetic_label_p0.05")
+
+
+# ---- the corruptions against paper 000 Sec. V, eqs. (9)-(12) --------------------------------------------------
+
+def _pair(outlier, n=40_000, p=0.1, seed=2):
+    clean = load_dataset({"name": "synthetic", "outlier": "none", "fraction": 0.0, "n_train": n, "n_test": 2000},
+                         split_seed=seed)
+    dirty = load_dataset({"name": "synthetic", "outlier": outlier, "fraction": p, "n_train": n, "n_test": 2000},
+                         split_seed=seed)
+    w = np.linalg.lstsq(clean.X_train, clean.y_train, rcond=None)[0]
+    rows = np.flatnonzero(np.any(clean.X_train != dirty.X_train, axis=1) | (clean.y_train != dirty.y_train))
+    return clean, dirty, w, rows
+
+
+def test_label_corruption_is_eq10_noise_not_scaled():
+    clean, dirty, w, rows = _pair("label")
+    resid = dirty.y_train[rows] - 10 * dirty.X_train[rows] @ w  # y_out = 10 x^T w + z, z ~ N(0, 0.1)
+    # sd of 4000 residuals has relative SE 1/sqrt(2 * 4000) ~ 1.1%; w's error adds ~10 * sqrt(0.1 d / n) ~ 0.05
+    assert math.hypot(resid.std(), 0) == pytest.approx(NOISE_STD, rel=0.12)
+    np.testing.assert_array_equal(dirty.X_test, clean.X_test)
+
+
+def test_model_corruption_is_eq12():
+    clean, dirty, w, rows = _pair("model")
+    Xo, yo = dirty.X_train[rows], dirty.y_train[rows]
+    w_out = np.linalg.lstsq(Xo, yo, rcond=None)[0]  # y_out = x_out^T (w + 5) + z, x_out ~ N(5, I)
+    # OLS on 4000 rows: SE of each coefficient ~ sqrt(0.1 / 4000) = 0.005 (x_out centred has unit variance)
+    np.testing.assert_allclose(w_out, w + 5, atol=0.05)
+    assert (yo - Xo @ w_out).std() == pytest.approx(NOISE_STD, rel=0.05)
+    assert len(rows) == 4000 and np.array_equal(dirty.y_test, clean.y_test)
+
+
+def test_feature_corruption_scales_after_labels():
+    clean, dirty, w, rows = _pair("feature")
+    np.testing.assert_allclose(dirty.X_train[rows], 10 * clean.X_train[rows])
+    np.testing.assert_array_equal(dirty.y_train, clean.y_train)  # labels drawn from the clean x

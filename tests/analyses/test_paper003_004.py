@@ -16,8 +16,6 @@ from dpbench.data import MissingDataError, catalog, check_spec, load_dataset
 from dpbench.data.sets.paper004 import CORRUPT_LABEL, second_moment
 from dpbench.privacy.composition import spent_by
 
-MIRROR = catalog.resolve_data_dir()
-
 
 def test_c2_smallest_is_assumption_2_boundary():
     k, a, alpha = math.sqrt(8 / 3), 0.5, 0.1
@@ -80,17 +78,17 @@ def test_paper004_data():
         check_spec({**spec, "fraction": 2})
 
 
-def _in_mirror(name):
-    path = catalog.mirror_path(name, MIRROR)
+def _in_mirror(mirror, name):
+    path = catalog.mirror_path(name, mirror)
     if path is None or not path.is_file():
-        pytest.skip(f"{name} is not in the data mirror {MIRROR}")
+        pytest.skip(f"{name} is not in the data mirror {mirror}")
 
 
 @pytest.mark.parametrize("name, task, scale", [("california", "openml_361089", 1e5), ("diamonds", "openml_361096", 1)])
-def test_paper003_sets_read_the_mirror_tasks_as_the_paper(name, task, scale):
+def test_paper003_sets_read_the_mirror_tasks_as_the_paper(name, task, scale, mirror):
     """The OpenML task's rows and split, with the label back from log1p and Diamonds' grades as ordinal codes."""
-    _in_mirror(task)
-    ours, theirs = load_dataset(f"paper003_{name}", data_dir=MIRROR), load_dataset(task, data_dir=MIRROR)
+    _in_mirror(mirror, task)
+    ours, theirs = load_dataset(f"paper003_{name}", data_dir=mirror), load_dataset(task, data_dir=mirror)
     np.testing.assert_array_equal(ours.y_train, np.expm1(theirs.y_train) * scale)
     np.testing.assert_array_equal(ours.y_test, np.expm1(theirs.y_test) * scale)
     if name == "california":
@@ -103,12 +101,12 @@ def test_paper003_sets_read_the_mirror_tasks_as_the_paper(name, task, scale):
         assert (codes["cut"][ideal] == 5).all() and (codes["cut"][~ideal] < 5).all()
 
 
-def test_paper003_missing_sets_say_why():
+def test_paper003_missing_sets_say_why(data_dir):
     for name in ("traffic", "nba", "beijing", "garbage", "mlb"):
-        assert catalog.availability(f"paper003_{name}", MIRROR)[0] == "missing"
+        assert catalog.availability(f"paper003_{name}", data_dir)[0] == "missing"
         with pytest.raises(MissingDataError, match=f"paper003_{name} .* is missing: not in the mirror; dpbench has "
                                                    "no reader for paper 003's copy"):
-            load_dataset(f"paper003_{name}", data_dir=MIRROR)
+            load_dataset(f"paper003_{name}", data_dir=data_dir)
 
 
 def test_choose_m_is_the_smallest_m_passing_every_trial():

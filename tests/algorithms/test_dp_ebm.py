@@ -493,4 +493,4 @@ def test_sklearn_api(cls, reg_data):
     assert clone(est).get_params() == est.get_params()
     scores = cross_val_score(make_pipeline(FunctionTransformer(), est), X, y, cv=3)
     assert scores.shape == (3,) and np.all(np.isfinite(scores))
-    # scikit-learn estimator checks: tests/test_registry.py
+    # scikit-learn estimator checks: tests/algorithms/test_registry.py

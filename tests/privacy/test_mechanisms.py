@@ -16,7 +16,6 @@ from dpbench.privacy import (
     laplace_mechanism,
     symmetric_gaussian_mechanism,
 )
-from dpbench.privacy.histogram import group_statistics, random_groups
 
 
 def test_repeated_releases_are_one_entry_with_a_count():
@@ -66,21 +65,6 @@ def test_random_parts_keep_every_other_record_in_place():
         assert set(pb) - set(pa) <= {1000} and set(pa) <= set(pb)
     sizes = np.array([p.size for p in a])
     assert stats.chisquare(sizes, 1000 * np.array([0.2, 0.3, 0.5])).pvalue > 1e-4
-
-
-def test_group_statistics_match_a_loop():
-    rng = np.random.default_rng(3)
-    v, g = rng.exponential(size=500), random_groups(500, 40, rng)
-    trimmed = group_statistics(v, g, 0.7)
-    want_mean, want_trim = [], []
-    for j in range(40):
-        G = v[g == j]
-        if G.size:
-            want_mean.append(G.mean())
-            psi = np.quantile(G, 0.7, method="inverted_cdf")
-            want_trim.append(np.where(G <= psi, G, 0.0).sum() / G.size)
-    np.testing.assert_allclose(group_statistics(v, g), want_mean, rtol=1e-12)
-    np.testing.assert_allclose(trimmed, want_trim, rtol=1e-12)
 
 
 @pytest.mark.parametrize("sensitivity, mu", [(2.0, 0.5), (1.0, 4.0), (0.3, 0.237)])

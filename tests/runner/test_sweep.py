@@ -19,7 +19,7 @@ from dpbench.runner import lock
 from dpbench.runner.grid import expand, group_units
 from dpbench.runner.sweep import run_sweep
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SYNTH = {"name": "synthetic", "outlier": "label", "fraction": 0.05, "n_train": 2000, "n_test": 500, "d": 4}
 
 

@@ -169,4 +169,4 @@ def test_sklearn_api(linear_data):
     assert clone(est).get_params() == est.get_params()
     scores = cross_val_score(make_pipeline(StandardScaler(), est), X[:3000], y[:3000], cv=3)
     assert scores.shape == (3,) and np.all(np.isfinite(scores))
-    # scikit-learn's estimator checks: tests/test_registry.py
+    # scikit-learn's estimator checks: tests/algorithms/test_registry.py

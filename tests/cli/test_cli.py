@@ -22,7 +22,7 @@ from dpbench.data import catalog
 from dpbench.runner.grid import expand
 from dpbench.tuning.spaces import tuning_space
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TINY = "datasets=[{name: synthetic, outlier: label, fraction: 0.05, n_train: 400, n_test: 100, d: 3}]"
 
 

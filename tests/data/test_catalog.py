@@ -1,7 +1,7 @@
 """The real-data catalog: registry, sources, splits, and every mirror file against the papers' tables.
 
-Tests that need the real data read the mirror named by DPBENCH_DATA_DIR, else
-../shared/data beside the repository, and skip with a reason when it is absent.
+Tests that need the real data take the `mirror` fixture (tests/conftest.py: DPBENCH_DATA_DIR, else
+../shared/data beside the repository) and skip with its reason when it is absent.
 No test touches the network: DPBENCH_OFFLINE is set and openml's cache is an
 empty temporary directory.
 """
@@ -28,11 +28,6 @@ from dpbench.data import (
 from dpbench.data.base import MissingDataError
 from dpbench.data.preprocess import Encoded
 
-MIRROR = catalog.resolve_data_dir()
-HAVE_MIRROR = MIRROR is not None and MIRROR.is_dir()
-NO_MIRROR = "no data mirror (set DPBENCH_DATA_DIR or provide ../shared/data)"
-needs_mirror = pytest.mark.skipif(not HAVE_MIRROR, reason=NO_MIRROR)
-
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch, tmp_path):
@@ -43,12 +38,10 @@ def offline(monkeypatch, tmp_path):
     catalog._encoded.cache_clear()
 
 
-def in_mirror(name):
-    if not HAVE_MIRROR:
-        pytest.skip(NO_MIRROR)
-    path = catalog.mirror_path(name, MIRROR)
+def in_mirror(mirror, name):
+    path = catalog.mirror_path(name, mirror)
     if not path.is_file():
-        pytest.skip(f"{name} ({get_spec(name).title or name}) is not in the mirror {MIRROR}: nothing to compare")
+        pytest.skip(f"{name} ({get_spec(name).title or name}) is not in the mirror {mirror}: nothing to compare")
     return path
 
 
@@ -144,11 +137,11 @@ def test_resolve_data_dir_env_overrides_config_then_the_shared_mirror(monkeypatc
     assert catalog.resolve_data_dir(str(tmp_path)) == tmp_path / "env"
 
 
-def test_loading_uses_the_directory_it_is_given_not_the_environment(monkeypatch, tmp_path):
+def test_loading_uses_the_directory_it_is_given_not_the_environment(monkeypatch, tmp_path, mirror):
     """The sweep resolves the directory once; a worker whose environment names another one must not use it."""
-    in_mirror("openml_361093")
+    in_mirror(mirror, "openml_361093")
     monkeypatch.setenv(catalog.DATA_DIR_ENV, str(tmp_path / "elsewhere"))
-    assert load_dataset("openml_361093", data_dir=str(MIRROR)).source.startswith(f"mirror {MIRROR}")
+    assert load_dataset("openml_361093", data_dir=str(mirror)).source.startswith(f"mirror {mirror}")
     with pytest.raises(MissingDataError, match="no data directory"):
         load_dataset("openml_361093")
 
@@ -179,11 +172,11 @@ def test_missing_without_any_data_dir():
 
 
 @pytest.mark.parametrize("name", groups()["openml_all"])
-def test_regression_task_matches_table_ii(name):
-    path = in_mirror(name)
+def test_regression_task_matches_table_ii(name, mirror):
+    path = in_mirror(mirror, name)
     p = get_spec(name).paper
-    assert catalog.availability(name, MIRROR) == ("mirror", str(path))
-    enc, source = catalog.encoded(name, MIRROR)
+    assert catalog.availability(name, mirror) == ("mirror", str(path))
+    enc, source = catalog.encoded(name, mirror)
     assert str(path) in source
     raw = pd.read_parquet(path)
     assert raw.shape[1] - 1 == p["columns"] == enc.n_columns
@@ -193,7 +186,7 @@ def test_regression_task_matches_table_ii(name):
     cats = [c for c in raw.columns[:-1] if isinstance(raw[c].dtype, pd.CategoricalDtype)]
     n_nominal = sum(raw[c].nunique() for c in cats)
     assert enc.feature_types == ("nominal",) * n_nominal + ("continuous",) * (p["columns"] - len(cats))
-    ds = catalog.load(name, MIRROR)
+    ds = catalog.load(name, mirror)
     assert ds.n_test == math.ceil(0.2 * p["n"]) and ds.n_train == p["n"] - ds.n_test and ds.d == p["d"]
 
 
@@ -206,46 +199,46 @@ def truncated_pct(y):
 
 
 @pytest.mark.parametrize("name", ["adult", "creditcard", "telco", "cardio"])
-def test_classification_set_matches_table_2(name):
-    in_mirror(name)
+def test_classification_set_matches_table_2(name, mirror):
+    in_mirror(mirror, name)
     p = get_spec(name).paper
-    ds = catalog.load(name, MIRROR)
+    ds = catalog.load(name, mirror)
     assert (ds.d, ds.n_train, ds.n_test) == (p["d"], p["train"], p["test"])
     assert truncated_pct(ds.y_train) == p["positive_pct"]
     assert set(np.unique(ds.y_train)) == {0.0, 1.0} and ds.X_train.dtype == np.float64
 
 
-def test_cod_rna_official_split_and_the_papers():
+def test_cod_rna_official_split_and_the_papers(mirror):
     """Table 2's 271,617 train + 271,617 test is cod-rna.t used twice; LIBSVM's split is 59,535 + 271,617."""
-    in_mirror("cod-rna")
+    in_mirror(mirror, "cod-rna")
     p = get_spec("cod-rna").paper
-    official = catalog.load("cod-rna", MIRROR)
+    official = catalog.load("cod-rna", mirror)
     assert (official.d, official.n_train, official.n_test) == (8, 59535, 271617)
-    paper = catalog.load("cod-rna", MIRROR, split="paper")
+    paper = catalog.load("cod-rna", mirror, split="paper")
     assert (paper.d, paper.n_train, paper.n_test) == (p["d"], p["train"], p["test"])
     assert truncated_pct(paper.y_train) == p["positive_pct"] == truncated_pct(official.y_train)
     np.testing.assert_array_equal(paper.X_train, paper.X_test)
     np.testing.assert_array_equal(paper.X_test, official.X_test)
     # per_seed does not re-split LIBSVM sets
-    np.testing.assert_array_equal(catalog.load("cod-rna", MIRROR, 3, "per_seed").X_train, official.X_train)
-    assert load_dataset({"name": "cod-rna", "split": "paper"}, data_dir=MIRROR).n_train == 271617
+    np.testing.assert_array_equal(catalog.load("cod-rna", mirror, 3, "per_seed").X_train, official.X_train)
+    assert load_dataset({"name": "cod-rna", "split": "paper"}, data_dir=mirror).n_train == 271617
 
 
-def test_adult_features_are_all_indicators():
-    in_mirror("adult")
-    ds = catalog.load("adult", MIRROR)
+def test_adult_features_are_all_indicators(mirror):
+    in_mirror(mirror, "adult")
+    ds = catalog.load("adult", mirror)
     assert set(ds.feature_types) == {"nominal"} and set(np.unique(ds.X_train)) <= {0.0, 1.0}
 
 
-def test_telco_and_cardio_encoding():
-    in_mirror("telco")
-    in_mirror("cardio")
-    telco = catalog.load("telco", MIRROR)
+def test_telco_and_cardio_encoding(mirror):
+    in_mirror(mirror, "telco")
+    in_mirror(mirror, "cardio")
+    telco = catalog.load("telco", mirror)
     assert "SeniorCitizen=1" in telco.feature_names and "customerID" not in " ".join(telco.feature_names)
     assert telco.feature_types.count("continuous") == 3  # tenure, MonthlyCharges, TotalCharges
     total = np.r_[telco.X_train, telco.X_test][:, telco.feature_names.index("TotalCharges")]
     assert np.isfinite(total).all() and (total == 0).sum() == 11  # the 11 blank TotalCharges (tenure 0)
-    cardio = catalog.load("cardio", MIRROR)
+    cardio = catalog.load("cardio", mirror)
     assert [n for n, t in zip(cardio.feature_names, cardio.feature_types, strict=True) if t == "continuous"] == [
         "age",
         "height",
@@ -259,35 +252,35 @@ def test_telco_and_cardio_encoding():
 # ------------------------------------------------------------------ splits and caching
 
 
-def test_fixed_split_is_the_authors_and_ignores_the_seed():
-    in_mirror("openml_361072")
-    raw = pd.read_parquet(catalog.mirror_path("openml_361072", MIRROR))
+def test_fixed_split_is_the_authors_and_ignores_the_seed(mirror):
+    in_mirror(mirror, "openml_361072")
+    raw = pd.read_parquet(catalog.mirror_path("openml_361072", mirror))
     X_tr, X_te, y_tr, y_te = train_test_split(
         raw.iloc[:, :-1].to_numpy(float), raw.iloc[:, -1].to_numpy(float), test_size=0.2, random_state=42
     )
-    a = catalog.load("openml_361072", MIRROR, split_seed=0)
-    b = catalog.load("openml_361072", MIRROR, split_seed=7)
+    a = catalog.load("openml_361072", mirror, split_seed=0)
+    b = catalog.load("openml_361072", mirror, split_seed=7)
     np.testing.assert_array_equal(a.X_train, X_tr)  # numeric set: same columns, same row order
     np.testing.assert_array_equal(a.y_test, y_te)
     np.testing.assert_array_equal(a.X_test, b.X_test)
-    c = catalog.load("openml_361072", MIRROR, split_seed=7, split="per_seed")
+    c = catalog.load("openml_361072", mirror, split_seed=7, split="per_seed")
     assert not np.array_equal(a.y_test, c.y_test)
-    np.testing.assert_array_equal(catalog.load("openml_361072", MIRROR, 42, "per_seed").X_test, a.X_test)
+    np.testing.assert_array_equal(catalog.load("openml_361072", mirror, 42, "per_seed").X_test, a.X_test)
 
 
-def test_kaggle_splits_are_stratified():
-    in_mirror("telco")
-    y = catalog.encoded("telco", MIRROR)[0].y
+def test_kaggle_splits_are_stratified(mirror):
+    in_mirror(mirror, "telco")
+    y = catalog.encoded("telco", mirror)[0].y
     for seed in (0, 1, 2):
-        ds = catalog.load("telco", MIRROR, seed, "per_seed")
+        ds = catalog.load("telco", mirror, seed, "per_seed")
         assert abs(ds.y_test.sum() - 0.2 * y.sum()) <= 1  # stratification keeps the positives to within one row
 
 
-def test_encoding_is_cached_and_loaded_arrays_are_private():
-    in_mirror("openml_361093")
-    enc1, _ = catalog.encoded("openml_361093", MIRROR)
-    enc2, _ = catalog.encoded("openml_361093", MIRROR)
+def test_encoding_is_cached_and_loaded_arrays_are_private(mirror):
+    in_mirror(mirror, "openml_361093")
+    enc1, _ = catalog.encoded("openml_361093", mirror)
+    enc2, _ = catalog.encoded("openml_361093", mirror)
     assert enc1 is enc2 and not enc1.X.flags.writeable
-    ds = catalog.load("openml_361093", MIRROR)
+    ds = catalog.load("openml_361093", mirror)
     ds.X_train[:] = -1.0  # a caller may scribble on its copy
-    assert not np.array_equal(catalog.load("openml_361093", MIRROR).X_train, ds.X_train)
+    assert not np.array_equal(catalog.load("openml_361093", mirror).X_train, ds.X_train)

@@ -6,12 +6,8 @@ import pytest
 
 from dpbench.__main__ import main as dpbench_main
 from dpbench.cli.data import main
-from dpbench.data import available, catalog, get_spec, groups, mirror, openml_source
-
-MIRROR = catalog.resolve_data_dir()
-HAVE_MIRROR = MIRROR is not None and MIRROR.is_dir()
-NO_MIRROR = "no data mirror (set DPBENCH_DATA_DIR or provide ../shared/data)"
-needs_mirror = pytest.mark.skipif(not HAVE_MIRROR, reason=NO_MIRROR)
+from dpbench.data import available, catalog, get_spec, groups, openml_source
+from dpbench.data import mirror as mirror_files
 
 
 @pytest.fixture(autouse=True)
@@ -49,13 +45,12 @@ def test_list_marks_every_set_missing_in_an_empty_dir(capsys, tmp_path):
     assert str(tmp_path / "classification" / "creditcard.parquet") in rows["creditcard"]
 
 
-@needs_mirror
-def test_list_on_the_mirror(capsys):
-    code, lines = run(capsys, "list", "--data-dir", MIRROR)
+def test_list_on_the_mirror(capsys, mirror):
+    code, lines = run(capsys, "list", "--data-dir", mirror)
     rows = dataset_lines(lines)
     assert code == 0 and len(rows) == 48  # 33 OpenML + 5 classification + 8 of paper 003 + 2 generators
     for name, line in rows.items():
-        status = catalog.availability(name, MIRROR)[0]
+        status = catalog.availability(name, mirror)[0]
         assert (" MISSING " in line) == (status == "missing") and (" mirror " in line) == (status == "mirror")
     assert " 241600   15  mirror " in rows["openml_361104"]
 
@@ -69,13 +64,12 @@ def test_list_through_the_package_entry_point(capsys, tmp_path, monkeypatch):
 # ------------------------------------------------------------------ verify
 
 
-@needs_mirror
-def test_verify_the_mirror(capsys):
-    code, lines = run(capsys, "verify", "--data-dir", MIRROR)
+def test_verify_the_mirror(capsys, mirror):
+    code, lines = run(capsys, "verify", "--data-dir", mirror)
     rows = dataset_lines(lines)
     assert len(rows) == 45  # every dataset but the generators
     for name, line in rows.items():
-        path = catalog.mirror_path(name, MIRROR)  # None: no source provides it (paper 003's missing five)
+        path = catalog.mirror_path(name, mirror)  # None: no source provides it (paper 003's missing five)
         expected = "MISSING" if path is None or not path.is_file() else "OK"
         assert line.startswith(expected), line
     assert code == 0
@@ -215,11 +209,11 @@ def test_import_from_raw_round_trip(capsys, tmp_path):
         made["cardio"][c].nunique() for c in ("gender", "cholesterol", "gluc", "smoke", "alco", "active")
     )
 
-    manifest = mirror.read_manifest(out / "classification").set_index("name")
+    manifest = mirror_files.read_manifest(out / "classification").set_index("name")
     assert list(manifest.index) == ["cod-rna", "adult", "creditcard", "telco", "cardio"]
     for name, row in manifest.iterrows():
         path = out / "classification" / f"{name}.parquet"
-        assert row["sha256"] == mirror.sha256(path) and int(row["rows"]) == len(pd.read_parquet(path))
+        assert row["sha256"] == mirror_files.sha256(path) and int(row["rows"]) == len(pd.read_parquet(path))
         assert row["matches_expected"].startswith("no:")  # tiny fixtures cannot match Table 2
 
     # verify: manifest rows agree with the files; only the paper's numbers differ
@@ -231,26 +225,25 @@ def test_import_from_raw_round_trip(capsys, tmp_path):
 
     # re-importing one set replaces its manifest row instead of adding one
     code, _ = run(capsys, "import", "--from-raw", tmp_path / "raw", "--out", out, "--datasets", "telco")
-    assert code == 0 and len(mirror.read_manifest(out / "classification")) == 5
+    assert code == 0 and len(mirror_files.read_manifest(out / "classification")) == 5
 
 
-@needs_mirror
-def test_kaggle_csvs_written_from_the_mirror_import_back_to_the_same_data(capsys, tmp_path):
+def test_kaggle_csvs_written_from_the_mirror_import_back_to_the_same_data(capsys, tmp_path, mirror):
     """The raw-file path and the mirror path give the same Dataset on the real telco and cardio files."""
     raw = tmp_path / "raw"
     raw.mkdir()
     files = (("telco", "WA_Fn-UseC_-Telco-Customer-Churn.csv", ","), ("cardio", "cardio_train.csv", ";"))
     for name, file, sep in files:
-        if not catalog.mirror_path(name, MIRROR).is_file():
-            pytest.skip(f"{name} is not in the mirror {MIRROR}")
-        frame = pd.read_parquet(catalog.mirror_path(name, MIRROR))
+        if not catalog.mirror_path(name, mirror).is_file():
+            pytest.skip(f"{name} is not in the mirror {mirror}")
+        frame = pd.read_parquet(catalog.mirror_path(name, mirror))
         if name == "telco":  # the published CSV has a blank where the mirror has NaN
             frame["TotalCharges"] = frame["TotalCharges"].map(lambda v: " " if pd.isna(v) else f"{v:g}")
         frame.to_csv(raw / file, sep=sep, index=False)
     code, _ = run(capsys, "import", "--from-raw", raw, "--out", tmp_path / "m", "--datasets", "telco", "cardio")
     assert code == 0
     for name in ("telco", "cardio"):
-        a, b = catalog.load(name, MIRROR), catalog.load(name, tmp_path / "m")
+        a, b = catalog.load(name, mirror), catalog.load(name, tmp_path / "m")
         assert a.feature_names == b.feature_names and a.feature_types == b.feature_types
         np.testing.assert_array_equal(a.X_train, b.X_train)
         np.testing.assert_array_equal(a.y_test, b.y_test)

@@ -7,10 +7,7 @@ import pytest
 
 from dpbench import claims, results
 from dpbench.__main__ import main
-from dpbench.data import catalog
 from dpbench.plots.classification import boosting_ratio, method_of
-
-needs_mirror = pytest.mark.skipif(catalog.resolve_data_dir(None) is None, reason="no data mirror beside the repo")
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +19,7 @@ def smoke(tmp_path_factory):
     return out
 
 
-@needs_mirror
+@pytest.mark.usefixtures("mirror")
 def test_smoke_runs_every_method_and_draws_every_figure(smoke):
     df = results.load(smoke / "paper001_smoke")
     assert (df["status"] == "ok").all(), df[["algorithm", "status", "error"]]
@@ -35,7 +32,7 @@ def test_smoke_runs_every_method_and_draws_every_figure(smoke):
     assert (smoke / "clf_fig1_smoke" / "clf_fig1.png").exists()  # smoke analyses: never judged
 
 
-@needs_mirror
+@pytest.mark.usefixtures("mirror")
 def test_claims_measure_the_smoke_results(smoke):
     def load(name):
         path = smoke / f"{name}_smoke"

@@ -1,12 +1,11 @@
-"""Paper 000 Sec. V (Figs. 6-11): the corruption generators against eqs. (9)-(12), the sample_curve figure kind,
-the claim checks on constructed results, and the smoke sweeps of the three robustness experiments."""
+"""Paper 000 Sec. V (Figs. 6-11): the sample_curve figure kind, the claim checks on constructed results, and the
+smoke sweeps of the three robustness experiments.  The corruption generators against eqs. (9)-(12):
+tests/data/sets/test_synthetic.py."""
 
 import itertools
 import json
-import math
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -14,44 +13,8 @@ from dpbench import claims, plots, results
 from dpbench.__main__ import main
 from dpbench.analyses import paper000_robustness as rob
 from dpbench.config import compose, validate
-from dpbench.data import dataset_label, load_dataset
-from dpbench.data.sets.synthetic import NOISE_STD
+from dpbench.data import dataset_label
 from dpbench.plots.robustness import comparison, variants
-
-
-def _pair(outlier, n=40_000, p=0.1, seed=2):
-    clean = load_dataset({"name": "synthetic", "outlier": "none", "fraction": 0.0, "n_train": n, "n_test": 2000},
-                         split_seed=seed)
-    dirty = load_dataset({"name": "synthetic", "outlier": outlier, "fraction": p, "n_train": n, "n_test": 2000},
-                         split_seed=seed)
-    w = np.linalg.lstsq(clean.X_train, clean.y_train, rcond=None)[0]
-    rows = np.flatnonzero(np.any(clean.X_train != dirty.X_train, axis=1) | (clean.y_train != dirty.y_train))
-    return clean, dirty, w, rows
-
-
-def test_label_corruption_is_eq10_noise_not_scaled():
-    clean, dirty, w, rows = _pair("label")
-    resid = dirty.y_train[rows] - 10 * dirty.X_train[rows] @ w  # y_out = 10 x^T w + z, z ~ N(0, 0.1)
-    # sd of 4000 residuals has relative SE 1/sqrt(2 * 4000) ~ 1.1%; w's error adds ~10 * sqrt(0.1 d / n) ~ 0.05
-    assert math.hypot(resid.std(), 0) == pytest.approx(NOISE_STD, rel=0.12)
-    np.testing.assert_array_equal(dirty.X_test, clean.X_test)
-
-
-def test_model_corruption_is_eq12():
-    clean, dirty, w, rows = _pair("model")
-    Xo, yo = dirty.X_train[rows], dirty.y_train[rows]
-    w_out = np.linalg.lstsq(Xo, yo, rcond=None)[0]  # y_out = x_out^T (w + 5) + z, x_out ~ N(5, I)
-    # OLS on 4000 rows: SE of each coefficient ~ sqrt(0.1 / 4000) = 0.005 (x_out centred has unit variance)
-    np.testing.assert_allclose(w_out, w + 5, atol=0.05)
-    assert (yo - Xo @ w_out).std() == pytest.approx(NOISE_STD, rel=0.05)
-    assert len(rows) == 4000 and np.array_equal(dirty.y_test, clean.y_test)
-
-
-def test_feature_corruption_scales_after_labels():
-    clean, dirty, w, rows = _pair("feature")
-    np.testing.assert_allclose(dirty.X_train[rows], 10 * clean.X_train[rows])
-    np.testing.assert_array_equal(dirty.y_train, clean.y_train)  # labels drawn from the clean x
-
 
 # ---- constructed results ------------------------------------------------------------------------------------
 

@@ -12,8 +12,10 @@ from dpbench.privacy.histogram import (
     ZERO_BIN,
     bin_left_edge,
     geometric_bins,
+    group_statistics,
     laplace_scale,
     private_mode_left_edge,
+    random_groups,
     stability_histogram,
     stability_threshold,
 )
@@ -103,3 +105,18 @@ def test_an_overflowed_mode_gives_no_scale():
 def test_bad_privacy_parameters(eps, delta):
     with pytest.raises(ValueError, match="epsilon|delta"):
         stability_histogram([0, 1], eps, delta, np.random.default_rng(0), PrivacyLedger(), "h")
+
+
+def test_group_statistics_match_a_loop():
+    rng = np.random.default_rng(3)
+    v, g = rng.exponential(size=500), random_groups(500, 40, rng)
+    trimmed = group_statistics(v, g, 0.7)
+    want_mean, want_trim = [], []
+    for j in range(40):
+        G = v[g == j]
+        if G.size:
+            want_mean.append(G.mean())
+            psi = np.quantile(G, 0.7, method="inverted_cdf")
+            want_trim.append(np.where(G <= psi, G, 0.0).sum() / G.size)
+    np.testing.assert_allclose(group_statistics(v, g), want_mean, rtol=1e-12)
+    np.testing.assert_allclose(trimmed, want_trim, rtol=1e-12)

@@ -13,7 +13,7 @@ HANG = 300  # seconds: only catches a hang, never decides the outcome
 
 
 def test_sigterm_mid_sweep_is_an_interrupt(tmp_path):
-    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     args = [sys.executable, "-m", "dpbench", "sweep", "experiment=quickstart", "runner.progress=false",
             "runner.part_size=1", "runner.chunk_runs=1", "seeds=[0,1,2,3,4,5,6,7,8,9]"]
     proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
