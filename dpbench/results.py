@@ -27,6 +27,7 @@ import pandas as pd
 from dpbench import metrics
 
 PARTS = "parts"
+STUDIES = "_studies"  # <results_dir>/_studies: the tuning studies' journals, shared by every sweep there
 TMP_SUFFIX = ".parquet.tmp"
 
 IDENTITY = ["run_id", "experiment", "algorithm", "params", "private", "dataset", "task", "n_train", "n_test", "d",

@@ -44,6 +44,7 @@ def _missing_data(exp: dict, out: Path) -> tuple[int, int]:
 
 
 def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
+    from dpbench import results
     from dpbench.config import experiment
     from dpbench.runner.sweep import run_sweep
 
@@ -52,7 +53,8 @@ def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
         return _dry_run(exp, out, _data_dir(cfg), int(cfg["runner"]["n_jobs"]))
     start = time.perf_counter()
     try:
-        summary = run_sweep(exp, cfg["runner"], out, data_dir=_data_dir(cfg))
+        summary = run_sweep(exp, cfg["runner"], out, data_dir=_data_dir(cfg),
+                            studies_dir=Path(cfg["results_dir"]) / results.STUDIES)
     finally:
         _save_grid(exp, out)
     from dpbench.reproduction import log_sweep

@@ -81,11 +81,16 @@ def _open(sweep_dir: Path) -> lock.Owner:
         raise ValueError(f"cannot write results to {sweep_dir}: {exc.strerror or exc}") from None
 
 
-def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Path, data_dir: str | None = None) -> dict:
+def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Path, data_dir: str | None = None,
+              studies_dir: str | Path | None = None) -> dict:
     """Run every not-yet-finished run of an experiment; returns counts.  Safe to interrupt and re-run.
 
     Runs whose newest row is a harness failure (error, missing_data, data_error) are redone
     ("retried"); every other row is a result and stays.  `runner`: the runner settings (see `settings`).
+    `studies_dir`: where tuned runs' studies live (default `<sweep_dir>/tuning`); a study is identified by what
+    it tunes (`tuning.study.study_key`: algorithm, fixed parameters, dataset split, epsilon, delta, tuning
+    settings), not by the experiment, so sweeps given one directory (the CLI: `<results_dir>/_studies`) share
+    it: Figs 1-5 tune BoostedAdaSSP once per identity.
     """
     runner = settings(runner)
     imports = tuple(exp.get("imports", ()))
@@ -108,7 +113,8 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
         units = group_units(todo, attempts)
         chunks = chunk_units(units, chunk_runs)
         (sweep_dir / "config.json").write_text(json.dumps(exp, indent=2, default=str))
-        ctx = TaskContext(str(sweep_dir), prov, part_size, blas_threads, owner, imports)
+        studies = Path(studies_dir).resolve() if studies_dir is not None else sweep_dir / "tuning"
+        ctx = TaskContext(str(sweep_dir), prov, part_size, blas_threads, owner, imports, str(studies))
         progress = bool(runner.progress)
         with backends.parallel(runner):
             chunks = _tune(chunks, ctx, progress)

@@ -37,6 +37,7 @@ class TaskContext:
     blas_threads: int | None
     owner: lock.Owner
     imports: tuple[str, ...] = ()  # the config's user modules, imported by each worker before its first task
+    studies_dir: str = ""  # the tuning studies' journals (run_sweep's studies_dir)
 
 
 _loaded: dict = {}  # this process's last loaded unit
@@ -120,6 +121,6 @@ def run_study_task(run: RunSpec, ctx: TaskContext):
         except MissingDataError:
             return None
         try:
-            return run_study(run, data, Path(ctx.sweep_dir) / "tuning", stop=lambda: _sweep_gone(ctx))
+            return run_study(run, data, Path(ctx.studies_dir), stop=lambda: _sweep_gone(ctx))
         except Exception as exc:  # noqa: BLE001 - the tuned runs record the failure
             return StudyResult({}, float("nan"), 0, error=f"{type(exc).__name__}: {exc}"[:500])

@@ -3,8 +3,9 @@
 A study is keyed by (algorithm, fixed params, dataset, data seed, split, epsilon, delta, and the tuning
 settings other than n_trials), so the tuned runs of every seed share it, and raising `tuning.n_trials`
 extends a finished study instead of starting over; a run with n_trials = k selects among the study's first
-k finished trials.  Trials persist in an Optuna journal file (`<sweep>/tuning/<study key>.log`): an
-interrupted study resumes where it stopped, a finished one is reused.
+k finished trials.  Trials persist in an Optuna journal file (`<results_dir>/_studies/<study key>.log`: the
+key holds no experiment, so every sweep in a results directory shares it, e.g. Figs 1-5's BoostedAdaSSP
+studies): an interrupted study resumes where it stopped, a finished one is reused.
 
 A trial fits `seeds` estimators (each its own noise) on the fit part and scores them on the validation part;
 the objective is their mean.  `batch_trials` trials are asked of the TPE sampler at once (constant liar) and

@@ -12,7 +12,7 @@ from dpbench.data import load_dataset
 from dpbench.runner.grid import expand
 from dpbench.runner.sweep import run_sweep
 from dpbench.tuning.spaces import tuning_space
-from dpbench.tuning.study import _finished, run_study, study_key, validation_split
+from dpbench.tuning.study import _finished, _storage, run_study, study_key, validation_split
 
 DATA = {"name": "synthetic", "outlier": "none", "n_train": 1500, "n_test": 300, "d": 4}
 RUNNER = {"n_jobs": 1, "backend": "sequential", "progress": False}
@@ -101,6 +101,25 @@ def test_a_rerun_of_a_tuned_sweep_fits_nothing(tmp_path):
     second = run_sweep(exp, RUNNER, tmp_path / "t")
     assert first["ran"] == 2 and second["ran"] == 0
     assert [p.stat().st_size for p in sorted((tmp_path / "t" / "tuning").glob("*.log"))] == sizes
+
+
+def test_experiments_share_a_study_by_what_it_tunes(tmp_path):
+    """Two experiments (Figs 1-5 style: other names, the same tuned algorithm, split, eps, delta and tuning
+    settings) given one studies directory tune once: the second fits no trial and picks the same setting."""
+    import optuna
+
+    studies = tmp_path / "_studies"
+
+    def trials() -> dict:
+        return {p.stem: len(optuna.load_study(study_name=p.stem, storage=_storage(p)).trials)
+                for p in sorted(studies.glob("*.log"))}
+
+    run_sweep(_exp(name="fig_a"), RUNNER, tmp_path / "fig_a", studies_dir=studies)
+    before = trials()
+    run_sweep(_exp(name="fig_b"), RUNNER, tmp_path / "fig_b", studies_dir=studies)
+    assert before and trials() == before and not (tmp_path / "fig_b" / "tuning").exists()
+    a, b = results.load(tmp_path / "fig_a"), results.load(tmp_path / "fig_b")
+    assert sorted(a["tuned_params"]) == sorted(b["tuned_params"]) and len(a) == len(b) == 2
 
 
 def test_tuning_beats_a_bad_fixed_setting(tmp_path):
