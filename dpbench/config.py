@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dpbench.tuning.settings import TuningConfig
+
 
 def _conf_dir() -> Path:
     """The packaged configs: dpbench/conf in an installed wheel (pyproject.toml maps conf/ to the package
@@ -48,19 +50,6 @@ class RunnerConfig:
     chunk_runs: int = 32
     blas_threads: int | None = 1
     progress: bool = True
-
-
-@dataclass
-class TuningConfig:
-    """The `tuning:` section (dpbench.tuning): these defaults are the only ones (conf/tuning/default.yaml is
-    empty; tuning.DEFAULTS is read from here)."""
-
-    n_trials: int = 50  # Optuna trials per study (paper 000 does not say how many it ran); more extends a study
-    seeds: int = 3  # fits per trial, each with its own noise; the objective is their mean validation score
-    validation_fraction: float = 0.2  # of the training part, held out for the objective (never the test part)
-    batch_trials: int = 4  # trials asked of the TPE sampler at once (constant liar) and fitted as one batch
-    metric: str | None = None  # null: mse for regression (minimised), f1 for classification (maximised)
-    n_candidates: int = 8  # private_selection: random settings fitted, one privately chosen
 
 
 @dataclass

@@ -15,7 +15,7 @@
   regression, by 0-1 error for classification).
 
 The study itself is `dpbench.tuning.study`; the settings are the config's `tuning:` section (defaults:
-`dpbench.config.TuningConfig`).
+`dpbench.tuning.settings.TuningConfig`).
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ import math
 from collections.abc import Mapping
 
 from dpbench.algorithms.spaces import without
-from dpbench.config import TuningConfig
+from dpbench.tuning.settings import TuningConfig
 from dpbench.tuning.spaces import tuning_space
 
 MODES = ("fixed", "tuned", "private_selection")
 MODE_LABELS = {"fixed": "Fixed", "tuned": "Non-privately tuned", "private_selection": "Privately selected"}
 
-# the `tuning:` config section's defaults: the schema's (dpbench.config.TuningConfig documents each key)
+# the `tuning:` config section's defaults: the schema's (dpbench.tuning.settings.TuningConfig documents each key)
 DEFAULTS = dataclasses.asdict(TuningConfig())
 # the settings each mode's runs depend on (part of their identity)
 MODE_KEYS = {"tuned": ("n_trials", "seeds", "validation_fraction", "batch_trials", "metric"),
