@@ -5,6 +5,12 @@
    (SGEMM, 241,600 x 15 after one-hot; synthetic data of that shape when the mirror is absent) and on
    synthetic data shaped like Table II's largest tasks (581,835 x 31, 515,345 x 90).  One BLAS thread, as a
    runner worker has.  The per-run loop is timed on `--loop-runs` runs and scaled to R (its runs are alike).
+1b. Tuned study: one default study (50 trials x 3 seeds, eps 1) of BoostedAdaSSP on SGEMM's fit part
+   (154,624 x 15; synthetic of that shape without the mirror), run once; then its 150 trial fits timed each
+   alone (the estimator's fit), one trial at a time (a batch per trial: its 3 seeds, how trials were batched
+   before bounds and rounds could differ within a batch), in the study's batches (batch_trials trials per
+   fit_batch, what the study now does) and all in one fit_batch; every run's coefficients are checked equal
+   to its fit alone.  One BLAS thread.
 2. fig1_fixed (eps 0.1, 1, 10; 10 seeds) end to end from the command line to parquet and figure, against a
    naive loop over the same fits (load, make, fit, predict, score) in one process.
 3. Peak resident memory of each, each measured in a fresh process.
@@ -67,6 +73,62 @@ def boosting(name: str, n: int, d: int, runs: int, mode: str, loop_runs: int) ->
                 est.fit(X, y)
             seconds = (time.perf_counter() - start) * runs / loop_runs
     return {"seconds": seconds, "peak_mb": _peak_mb(), "shape": list(X.shape)}
+
+
+def tuned_study() -> dict:
+    """One default BoostedAdaSSP study, then its trial fits at three batch sizes (seconds, max difference)."""
+    import pathlib
+
+    import numpy as np
+    import optuna
+    from threadpoolctl import threadpool_limits
+
+    from dpbench.algorithms.boosting import BoostedAdaSSPRegressor
+    from dpbench.algorithms.shared_data import SharedData
+    from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
+    from dpbench.runner.grid import expand
+    from dpbench.tuning.study import _finished, run_study, study_key, trial_estimators, validation_split
+
+    exp = {"name": "bench_study", "algorithms": [{"name": "boosted_adassp", "modes": ["tuned"]}],
+           "datasets": [{"name": "openml_361104"}], "epsilons": [1.0], "deltas": [1e-6], "seeds": [0],
+           "tuning_mode": "tuned", "split": "fixed"}
+    try:
+        run = expand(exp)[0]
+        data = load_dataset(run.dataset, split_seed=run.data_seed, data_dir=resolve_data_dir(), split=run.split)
+    except MissingDataError:
+        exp["datasets"] = [{"name": "synthetic", "outlier": "none", "n_train": 193_280, "n_test": 48_320, "d": 15}]
+        run = expand(exp)[0]
+        data = load_dataset(run.dataset, split_seed=run.data_seed)
+    cfg, key = run.tuning, study_key(run)
+    with tempfile.TemporaryDirectory() as tmp, threadpool_limits(1, "blas"):
+        start = time.perf_counter()
+        run_study(run, data, pathlib.Path(tmp))
+        study_seconds = time.perf_counter() - start
+        storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(f"{tmp}/{key}.log"))
+        param_sets = [t.params for t in _finished(optuna.load_study(study_name=key, storage=storage))]
+    fit = validation_split(data, cfg["validation_fraction"], int(key, 16) % 2**32)  # the study's fit part
+    seeds, out = cfg["seeds"], {"study_seconds": study_seconds, "trials": len(param_sets), "seeds": cfg["seeds"],
+                                "shape": list(fit.X_train.shape), "batch_trials": cfg["batch_trials"]}
+    thetas = {}
+    for mode, trials_per_batch in (("per_fit", 0), ("per_trial", 1), ("study_batches", cfg["batch_trials"]),
+                                   ("one_batch", len(param_sets))):
+        ests = trial_estimators(run, fit, param_sets, seeds)
+        shared, size = SharedData(fit.X_train, fit.y_train), trials_per_batch * seeds
+        with threadpool_limits(1, "blas"):
+            start = time.perf_counter()
+            if mode == "per_fit":  # the single-run estimator, each fit alone
+                for est in ests:
+                    est.fit(fit.X_train, fit.y_train)
+            else:
+                for i in range(0, len(ests), size):
+                    BoostedAdaSSPRegressor.fit_batch(ests[i:i + size], fit.X_train, fit.y_train, shared)
+            out[mode] = time.perf_counter() - start
+        thetas[mode] = [e.theta_ for e in ests]
+    out["max_rel_diff"] = max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-300))
+                              for mode in ("per_trial", "study_batches", "one_batch")
+                              for a, b in zip(thetas["per_fit"], thetas[mode], strict=True))
+    out["rounds"] = sorted(p["n_rounds"] for p in param_sets)
+    return out
 
 
 def naive_fig1(results_dir: str) -> dict:
@@ -151,9 +213,11 @@ def main() -> None:
     parser.add_argument("--loop-runs", type=int, default=3, help="per-run loop: fits timed, scaled to --runs")
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--skip-boosting", action="store_true")
+    parser.add_argument("--skip-study", action="store_true")
+    parser.add_argument("--only-study", action="store_true", help="only line 1b (the tuned study)")
     args = parser.parse_args()
 
-    if not args.skip_boosting:
+    if not (args.skip_boosting or args.only_study):
         print(f"1. BoostedAdaSSP, T = 100, R = {args.runs} runs, 1 BLAS thread")
         print(f"{'data':<26}{'batched s':>10}{'per-run s':>11}{'speed-up':>10}{'peak MB batched':>17}"
               f"{'peak MB per-run':>17}")
@@ -163,6 +227,24 @@ def main() -> None:
             label = f"{name} {b['shape'][0]}x{b['shape'][1]}" if name.startswith("SGEMM") else name
             print(f"{label:<26}{b['seconds']:>10.1f}{p['seconds']:>11.1f}{p['seconds'] / b['seconds']:>9.1f}x"
                   f"{b['peak_mb']:>17.0f}{p['peak_mb']:>17.0f}", flush=True)
+
+    if not args.skip_study:
+        st = _in_fresh_process("tuned_study")
+        rounds = st["rounds"]
+        print(f"\n1b. tuned study: one default study ({st['trials']} trials x {st['seeds']} seeds) of BoostedAdaSSP "
+              f"on SGEMM's fit part {st['shape'][0]}x{st['shape'][1]}, eps 1, 1 BLAS thread")
+        print(f"the study (TPE, batches of {st['batch_trials']} trials, fits and validation scores): "
+              f"{st['study_seconds']:.1f} s; trials' n_rounds: median {rounds[len(rounds) // 2]}, max {rounds[-1]}, "
+              f"sum {sum(rounds)}")
+        print(f"its {st['trials'] * st['seeds']} fits (speed-up over trial by trial, over each fit alone):")
+        for mode, label in (("per_fit", "each fit alone (estimator.fit)"), ("per_trial", "trial by trial (a batch "
+                            "of its seeds)"), ("study_batches", f"the study's batches ({st['batch_trials']} trials)"),
+                            ("one_batch", "all in one batch")):
+            print(f"  {label:<42}{st[mode]:>7.1f} s{st['per_trial'] / st[mode]:>7.1f}x"
+                  f"{st['per_fit'] / st[mode]:>7.1f}x")
+        print(f"  coefficients: max relative difference from each fit alone {st['max_rel_diff']:.1e}", flush=True)
+    if args.only_study:
+        return
 
     print("\n2. fig1_fixed (eps 0.1, 1, 10; 10 seeds), the mirror's tasks")
     with tempfile.TemporaryDirectory() as tmp:

@@ -122,37 +122,72 @@ def boosting_batch(estimators: list, starts: list, shared: SharedData, y: np.nda
     """(d, R) thetas of R BoostedAdaSSP runs on one unit: boosting_path's loop with X theta and X^T G as
     matrix-matrix products over the runs, in row blocks (each block of X read once per round for both).
 
-    The runs share x_bound, fit_intercept, n_rounds and the loss (`batch_key`); budgets, y_bound, step sizes
-    and seeds may differ.  Each run draws its noise from its own Generator in the order fit would, so each
-    column equals the run fitted alone up to rounding (the sums are taken in a different order).
+    Row clipping is a row scaling, clip_C(X) = diag(s_C) X with s_C,i = min(1, C / ||x_i||), so runs with
+    different x_bound share the products on the unclipped X: run r's scores are s_r * (X theta_r) and its sum
+    clip_C(X)^T g_r = X^T (s_r * g_r), with the scales an (R x n) matrix computed once.  While the runs still
+    going share one x_bound, they use its clipped copy instead (no scaling).  The runs share fit_intercept
+    and the loss (`batch_key`); bounds, rounds, budgets, step sizes and seeds may differ.  Runs are sorted by
+    n_rounds, so the runs still going are the first k and a run leaves the products after its last round.
+    The elementwise work is on (runs x rows) blocks: each run's scores are a contiguous row.  Each run draws
+    its noise from its own Generator in the order fit would, so each run equals its fit alone up to rounding.
     """
-    key = estimators[0].feature_key()
-    X = shared.features(*key)
-    starts = [private_start(e, shared, key, mu, rng, e.privacy_ledger_)
+    starts = [private_start(e, shared, e.feature_key(), mu, rng, e.privacy_ledger_)
               for e, (rng, mu) in zip(estimators, starts, strict=True)]
-    theta = np.zeros((X.shape[1], len(estimators)))
-    gammas = np.stack([gamma for gamma, _ in starts])
-    bounds = np.array([e.y_bound for e in estimators])
-    if np.all(bounds == bounds[0]):
-        bounds = float(bounds[0])  # one clip for all runs: a single pass
-    blocks = row_blocks(X.shape[0], len(estimators))
-    for t in range(1, estimators[0].n_rounds + 1):
-        xtg = np.zeros_like(theta)
+    order = sorted(range(len(estimators)), key=lambda r: -estimators[r].n_rounds)
+    ests, releases = [estimators[r] for r in order], [starts[r][1] for r in order]
+    gammas = np.stack([starts[r][0] for r in order])
+    rounds = np.array([e.n_rounds for e in ests])
+    x_bounds, y_bounds = np.array([e.x_bound for e in ests]), np.array([e.y_bound for e in ests])
+    fit_intercept, scales, k_last = ests[0].fit_intercept, None, 0
+    d = gammas.shape[1]
+    theta = np.zeros((d, len(ests)))
+    for t in range(1, rounds[0] + 1):
+        k = int(np.count_nonzero(rounds >= t))  # runs still going: the first k
+        if k != k_last:
+            k_last, blocks, yb = k, row_blocks(len(y), k, d), _one_or_all(y_bounds[:k])
+            if np.all(x_bounds[:k] == x_bounds[0]):  # one feature map: its clipped copy
+                X, scale = shared.features(fit_intercept, float(x_bounds[0])), None
+            else:
+                X = shared.features(fit_intercept, None)
+                if scales is None:
+                    scales = np.maximum(shared.row_norms(fit_intercept, None), x_bounds[:, None])
+                    np.divide(x_bounds[:, None], scales, out=scales)  # clip_rows' factor C / max(||x_i||, C)
+                scale = scales[:k]
+        th = theta[:, :k]
+        xtg = np.zeros((k, d))
         for rows in blocks:
             Xb = X[rows]
-            g = negative_gradient(loss, y[rows, None], Xb @ theta)
-            xtg += Xb.T @ np.clip(g, -bounds, bounds, out=g)
-        noisy = np.column_stack([release(xtg[:, r]) for r, (_, release) in enumerate(starts)])
-        steps = np.array([step_size(e.learning_rate, e.lr_schedule, t) for e in estimators])
-        theta += steps * np.einsum("rij,jr->ir", gammas, noisy)  # each run's Gamma_r times its noisy sum
-    return theta
+            scores = np.ascontiguousarray((Xb @ th).T)  # (runs x rows): each run's scores a contiguous row
+            if scale is not None:
+                scores *= scale[:, rows]
+            g = negative_gradient(loss, y[rows], scores)
+            if np.ndim(yb):  # clip_values, each run at its y_bound (np.clip is slow with array bounds)
+                np.maximum(np.minimum(g, yb, out=g), -yb, out=g)
+            else:
+                np.clip(g, -yb, yb, out=g)
+            if scale is not None:
+                g *= scale[:, rows]
+            xtg += g @ Xb
+        noisy = np.stack([release(xtg[r]) for r, release in enumerate(releases[:k])])
+        steps = np.array([step_size(e.learning_rate, e.lr_schedule, t) for e in ests[:k]])
+        th += steps * np.einsum("rij,rj->ir", gammas[:k], noisy)  # each run's Gamma_r times its noisy sum
+    out = np.empty_like(theta)
+    out[:, order] = theta
+    return out
+
+
+def _one_or_all(values: np.ndarray):
+    """One float when all runs share the value (a cheaper broadcast), else a column (one value per run)."""
+    return float(values[0]) if np.all(values == values[0]) else values[:, None]
 
 
 class BoostingBatch:
     """The batched fit shared by the BoostedAdaSSP regressor and classifier."""
 
     def batch_key(self):
-        return (type(self).__name__, self.feature_key(), self.n_rounds, getattr(self, "loss", "squared"))
+        """Runs on one unit share a batch whatever their bounds, rounds, step sizes and budgets."""
+        classes = tuple(np.asarray(getattr(self, "classes", ())).tolist())  # the labels are coded per batch
+        return (type(self).__name__, bool(self.fit_intercept), getattr(self, "loss", "squared"), classes)
 
     @classmethod
     def fit_batch(cls, estimators, X, y, shared=None):

@@ -16,7 +16,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from dpbench.algorithms.base import add_intercept_column, clip_rows, row_norms
+from dpbench.algorithms.base import add_intercept_column, row_norms
 from dpbench.algorithms.linear_algebra import min_eigenvalue
 
 BLOCK_FLOATS = 1 << 16  # numbers in one row block of an (n x runs) matrix: 512 kB, stays in cache
@@ -43,8 +43,11 @@ class SharedData:
     def features(self, fit_intercept: bool, x_bound: float | None) -> np.ndarray:
         """phi(X): the intercept column when asked, then row clipping at x_bound (None: no clipping)."""
         def compute():
-            X = add_intercept_column(self.X) if fit_intercept else self.X
-            return X if x_bound is None else clip_rows(X, x_bound)
+            if x_bound is None:
+                return add_intercept_column(self.X) if fit_intercept else self.X
+            # clip_rows with the unclipped map's cached row norms: the same numbers, norms computed once
+            return self.features(fit_intercept, None) * (x_bound / np.maximum(self.row_norms(fit_intercept, None),
+                                                                               x_bound))[:, None]
         return self._get(("features", bool(fit_intercept), x_bound), compute)
 
     def gram(self, fit_intercept: bool, x_bound: float | None) -> np.ndarray:
@@ -66,7 +69,8 @@ class SharedData:
         return self._get(("row_norms", bool(fit_intercept), x_bound), lambda: row_norms(Phi))
 
 
-def row_blocks(n: int, runs: int):
-    """Slices of rows such that a (rows x runs) block holds about BLOCK_FLOATS numbers (memory bound)."""
-    step = max(1, BLOCK_FLOATS // max(1, runs))
+def row_blocks(n: int, runs: int, features: int = 0):
+    """Slices of rows such that a (rows x runs) block, and the block of X (rows x features) when given, hold
+    about BLOCK_FLOATS numbers (memory bound: a block of X read twice stays in cache)."""
+    step = max(1, BLOCK_FLOATS // max(1, runs + features))
     return [slice(a, min(a + step, n)) for a in range(0, n, step)]

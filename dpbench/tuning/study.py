@@ -86,12 +86,20 @@ def _finished(study) -> list:
     return sorted(done, key=lambda t: t.number)
 
 
-def _score_trials(run: RunSpec, data, param_sets: list[dict], seeds: int, column: str) -> list[float]:
-    """Mean validation score of each parameter set over `seeds` fits (NaN if any fit raises)."""
-    shared = (SharedData(data.X_train, data.y_train), SharedData(data.X_test))
+def trial_estimators(run: RunSpec, data, param_sets: list[dict], seeds: int) -> list:
+    """The unfitted estimators of trials: each parameter set's `seeds` fits in a row (seeds keyed by the trial
+    run's own identity)."""
     runs = [dataclasses.replace(run, params={**run.params, **p}, seed=s, tuning_mode="trial", tuning={}, tuned=None)
             for p in param_sets for s in range(seeds)]
-    ests = [make_estimator(r, data) for r in runs]  # trial runs' seeds: keyed by their own identity
+    return [make_estimator(r, data) for r in runs]
+
+
+def _score_trials(run: RunSpec, data, param_sets: list[dict], seeds: int, column: str) -> list[float]:
+    """Mean validation score of each parameter set over `seeds` fits (NaN if any fit raises).  The fits of all
+    the trials are grouped by `batch_groups`, so trials of different settings share one batched fit where the
+    algorithm allows (BoostedAdaSSP: all of them)."""
+    shared = (SharedData(data.X_train, data.y_train), SharedData(data.X_test))
+    ests = trial_estimators(run, data, param_sets, seeds)
     scores = np.full(len(ests), np.nan)
     for group in batch_groups(ests):
         members = [ests[i] for i in group]

@@ -61,8 +61,10 @@ def test_batched_fit_equals_single_runs(name, common):
 
 
 def test_runs_that_cannot_share_a_batch_have_different_keys():
-    a, b = algorithms.make("boosted_adassp", n_rounds=10), algorithms.make("boosted_adassp", n_rounds=20)
+    a, b = algorithms.make("boosted_adassp", n_rounds=10), algorithms.make("boosted_adassp", fit_intercept=True)
     assert a.batch_key() != b.batch_key()
+    losses = {algorithms.make("boosted_adassp_clf", loss=loss).batch_key() for loss in ("squared", "hinge")}
+    assert len(losses) == 2
     assert algorithms.make("tukey").batch_key() is None  # fits alone, through the same interface
 
 
@@ -74,6 +76,8 @@ def test_shared_statistics_are_computed_once():
     Phi = np.hstack([X, np.ones((len(X), 1))])
     Phi = Phi * np.minimum(1, 1.0 / np.linalg.norm(Phi, axis=1))[:, None]
     np.testing.assert_allclose(g, Phi.T @ Phi, rtol=1e-12)
+    raw = np.hstack([X, np.ones((len(X), 1))])
+    np.testing.assert_array_equal(shared.features(True, 1.0), clip_rows(raw, 1.0))  # the estimator's own map
 
 
 def test_batched_boosting_with_one_clip_bound_for_all_runs():
@@ -84,6 +88,32 @@ def test_batched_boosting_with_one_clip_bound_for_all_runs():
         [algorithms.make("boosted_adassp", **p) for p in runs], X, y)
     for a, b in zip(single, batch, strict=True):
         np.testing.assert_allclose(b.theta_, a.theta_, rtol=1e-9, atol=1e-12 * np.abs(a.theta_).max())
+
+
+BOOSTING_TRIALS = [("boosted_adassp", {}), ("boosted_adassp", {"fit_intercept": True}),
+                   ("boosted_adassp_clf", {"loss": "squared"}), ("boosted_adassp_clf", {"loss": "logistic"}),
+                   ("boosted_adassp_clf", {"loss": "hinge", "fit_intercept": True})]
+
+
+@pytest.mark.parametrize("name, common", BOOSTING_TRIALS)
+def test_boosting_trials_with_different_bounds_and_rounds_share_one_batch(name, common):
+    """A tuning study's trials (clip bounds, rounds, step sizes differ) form one batch: the products run on the
+    unclipped X with each run's row scale (on the clipped copy once the runs left share a bound), and each run
+    equals its single fit with the same seed."""
+    spec = algorithms.get_spec(name)
+    X, y = data(spec.task)
+    grid = itertools.product([0.3, 1.5, 4.0, 1e5], [0.5, 3.0], [5, 20, 50])
+    runs = [{**common, "x_bound": xb, "y_bound": yb, "n_rounds": t, "learning_rate": 0.6,
+             "lr_schedule": ("constant", "1/sqrt(t)")[i % 2], "epsilon": (1.0, 4.0)[i % 3 == 0],
+             "random_state": 200 + i} for i, (xb, yb, t) in enumerate(grid)]
+    runs += [{**runs[1], "n_rounds": 60, "random_state": 300 + i} for i in range(2)]  # rounds 51-60: one x_bound
+    single = [algorithms.make(name, **p).fit(X, y) for p in runs]
+    batch = [algorithms.make(name, **p) for p in runs]
+    assert len({e.batch_key() for e in batch}) == 1
+    spec.estimator.fit_batch(batch, X, y, SharedData(X, y))
+    for a, b in zip(single, batch, strict=True):
+        np.testing.assert_allclose(b.theta_, a.theta_, rtol=1e-9, atol=1e-12 * np.abs(a.theta_).max())
+        assert b.privacy_ledger_.entries == a.privacy_ledger_.entries
 
 
 def test_the_cache_keeps_a_bounded_number_of_feature_maps():

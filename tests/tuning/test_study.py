@@ -93,6 +93,24 @@ def test_a_study_resumes_extends_and_is_reused(tmp_path):
     assert short.trials == 3 and math.isclose(short.validation_score, best3)
 
 
+def test_a_studys_trials_share_one_batched_fit(monkeypatch):
+    """BoostedAdaSSP's trials differ in clip bounds, rounds and schedule, yet the trials x seeds fits of one ask
+    of the sampler are one fit_batch, and each trial scores what it scores fitted on its own."""
+    from dpbench.tuning import study
+
+    run = _tuned_run(algorithm="boosted_adassp")
+    data = validation_split(load_dataset(DATA, split_seed=run.data_seed), 0.2, seed=0)
+    param_sets = [{"x_bound": 0.5, "y_bound": 2.0, "n_rounds": 30, "lr_schedule": "constant"},
+                  {"x_bound": 3.0, "y_bound": 0.3, "n_rounds": 7, "lr_schedule": "1/t"},
+                  {"x_bound": 1e3, "y_bound": 5.0, "n_rounds": 18, "lr_schedule": "1/sqrt(t)"}]
+    sizes, fit_group = [], study.fit_group
+    monkeypatch.setattr(study, "fit_group", lambda ests, *args: sizes.append(len(ests)) or fit_group(ests, *args))
+    batched = study._score_trials(run, data, param_sets, 2, "test_mse")
+    assert sizes == [6]
+    alone = [study._score_trials(run, data, [p], 2, "test_mse")[0] for p in param_sets]
+    np.testing.assert_allclose(batched, alone, rtol=1e-9)
+
+
 def test_a_rerun_of_a_tuned_sweep_fits_nothing(tmp_path):
     exp = _exp()
     first = run_sweep(exp, RUNNER, tmp_path / "t")
