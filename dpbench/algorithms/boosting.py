@@ -128,8 +128,9 @@ def boosting_batch(estimators: list, starts: list, shared: SharedData, y: np.nda
     going share one x_bound, they use its clipped copy instead (no scaling).  The runs share fit_intercept
     and the loss (`batch_key`); bounds, rounds, budgets, step sizes and seeds may differ.  Runs are sorted by
     n_rounds, so the runs still going are the first k and a run leaves the products after its last round.
-    The elementwise work is on (runs x rows) blocks: each run's scores are a contiguous row.  Each run draws
-    its noise from its own Generator in the order fit would, so each run equals its fit alone up to rounding.
+    Per-run factors (scales, y_bounds) are applied on (runs x rows) blocks, each run a contiguous row.  Each
+    run draws its noise from its own Generator in the order fit would, so each run equals its fit alone up to
+    rounding.
     """
     starts = [private_start(e, shared, e.feature_key(), mu, rng, e.privacy_ledger_)
               for e, (rng, mu) in zip(estimators, starts, strict=True)]
@@ -153,18 +154,20 @@ def boosting_batch(estimators: list, starts: list, shared: SharedData, y: np.nda
                     scales = np.maximum(shared.row_norms(fit_intercept, None), x_bounds[:, None])
                     np.divide(x_bounds[:, None], scales, out=scales)  # clip_rows' factor C / max(||x_i||, C)
                 scale = scales[:k]
+            plain = scale is None and not np.ndim(yb)  # one map, one y_bound: (rows x runs), the fewest passes
         th = theta[:, :k]
         xtg = np.zeros((k, d))
         for rows in blocks:
             Xb = X[rows]
-            scores = np.ascontiguousarray((Xb @ th).T)  # (runs x rows): each run's scores a contiguous row
+            if plain:
+                g = negative_gradient(loss, y[rows, None], Xb @ th)
+                xtg += (Xb.T @ np.clip(g, -yb, yb, out=g)).T
+                continue
+            scores = np.ascontiguousarray((Xb @ th).T)  # (runs x rows): per-run factors along contiguous rows
             if scale is not None:
                 scores *= scale[:, rows]
             g = negative_gradient(loss, y[rows], scores)
-            if np.ndim(yb):  # clip_values, each run at its y_bound (np.clip is slow with array bounds)
-                np.maximum(np.minimum(g, yb, out=g), -yb, out=g)
-            else:
-                np.clip(g, -yb, yb, out=g)
+            np.maximum(np.minimum(g, yb, out=g), -yb, out=g)  # clip_values (np.clip is slow with array bounds)
             if scale is not None:
                 g *= scale[:, rows]
             xtg += g @ Xb

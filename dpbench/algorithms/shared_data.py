@@ -71,6 +71,6 @@ class SharedData:
 
 def row_blocks(n: int, runs: int, features: int = 0):
     """Slices of rows such that a (rows x runs) block, and the block of X (rows x features) when given, hold
-    about BLOCK_FLOATS numbers (memory bound: a block of X read twice stays in cache)."""
-    step = max(1, BLOCK_FLOATS // max(1, runs + features))
+    about BLOCK_FLOATS numbers (memory bound: a block of X read twice per round stays in cache)."""
+    step = max(1, BLOCK_FLOATS // max(1, runs, features))
     return [slice(a, min(a + step, n)) for a in range(0, n, step)]
