@@ -208,3 +208,14 @@ def test_bad_configs_are_one_line_errors(overrides, message):
         validate(compose(overrides))
     text = str(err.value)
     assert message in text and "\n" not in text
+
+
+def test_an_import_that_fails_is_a_one_line_config_error(tmp_path, monkeypatch):
+    """`imports:` names the user's modules; one that is missing or raises is named in one line."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "broken_ext.py").write_text("raise RuntimeError('half-written module')\n")
+    for module, message in [("no_such_module_xyz", "imports: cannot import 'no_such_module_xyz': ModuleNotFound"),
+                            ("broken_ext", "imports: cannot import 'broken_ext': RuntimeError: half-written module")]:
+        with pytest.raises(ConfigError) as err:
+            validate(compose(["experiment=quickstart", f"imports=[{module}]"]))
+        assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
