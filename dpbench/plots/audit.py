@@ -43,7 +43,7 @@ def plot_audit(table: pd.DataFrame, out_path: str | Path, title: str = "empirica
     # regressor's hue, and dp_xgboost TukeyEM's, which would read as one algorithm here)
     cmap = plt.get_cmap("tab20")
     colors = {a: cmap(i % cmap.N) for i, a in enumerate(sorted(table["algorithm"].unique()))}
-    shapes = dict(zip(designs, MARKERS, strict=False))
+    shapes = {d: MARKERS[i % len(MARKERS)] for i, d in enumerate(designs)}  # more designs than markers: reuse
     half = int(table["runs"].min()) // 2
     for ax, (x, y, sym, df) in zip(axes[0], panels, strict=False):
         pos, budgets, algos, width = _positions(df, x)

@@ -113,3 +113,14 @@ def test_no_mu_panel_without_gdp_rows(drawn):
     assert len(axes) == 1 and ax_budgets(axes[0]) == ["$\\varepsilon$ asked = 0.5", "$\\varepsilon$ asked = 2"]
     cols = scatters(axes[0])
     assert len(cols) == 8 + 1  # 8 rows, 1 violation ring
+
+
+def test_every_design_gets_a_marker(tmp_path):
+    """More designs than markers (the full audit's table) must still draw: markers are reused."""
+    import numpy as np
+
+    from dpbench.audit import DESIGNS
+
+    rows = [{"algorithm": "ssp", "design": d, "epsilon": 1.0, "delta": 1e-6, "eps_lb": 0.0, "mu": np.nan,
+             "mu_lb": np.nan, "runs": 500, "failures": 0, "verdict": "ok"} for d in DESIGNS]
+    assert len(rows) > 12 and plot_audit(pd.DataFrame(rows), tmp_path / "a.png").exists()
