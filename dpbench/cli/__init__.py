@@ -45,7 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     (Ctrl-C or SIGTERM)."""
     import signal
     import threading
+    import time
 
+    sweep.command_started = time.perf_counter()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminated)
     argv = list(sys.argv[1:] if argv is None else argv)

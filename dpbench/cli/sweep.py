@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+command_started = time.perf_counter()  # dpbench.cli.main resets it: a dry run's estimate scales with its start-up
+
 
 def _sweep_dir(cfg) -> Path:
     return Path(cfg["results_dir"]) / cfg["name"]
@@ -50,7 +52,7 @@ def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
 
     exp, out = experiment(cfg), _sweep_dir(cfg)
     if dry_run:
-        return _dry_run(exp, out, _data_dir(cfg), int(cfg["runner"]["n_jobs"]))
+        return _dry_run(exp, out, _data_dir(cfg), cfg["runner"])
     start = time.perf_counter()
     try:
         summary = run_sweep(exp, cfg["runner"], out, data_dir=_data_dir(cfg),
@@ -81,9 +83,10 @@ def _save_grid(exp: dict, out: Path) -> None:
         (out / f"config-{stable_hash(exp)}.json").write_text(text)
 
 
-def _dry_run(exp: dict, out: Path, data_dir: str | None, n_jobs: int) -> int:
+def _dry_run(exp: dict, out: Path, data_dir: str | None, runner: dict) -> int:
     """What a sweep would do, reading only finished results (nothing is written): runs, fits, tuning studies,
-    and a rough time from a calibration fit of each algorithm on the grid's smallest available dataset."""
+    and its time (runner.calibrate: calibration fits of each setting on the grid's smallest available dataset,
+    a cost model, the runner's schedule)."""
     from dpbench import algorithms, results, tuning
     from dpbench.runner.grid import expand, group_units
     from dpbench.tuning.study import study_key
@@ -103,8 +106,10 @@ def _dry_run(exp: dict, out: Path, data_dir: str | None, n_jobs: int) -> int:
              if studies else "") + f"results dir {out}; dry run: nothing fitted")
     if todo:
         from dpbench.runner.calibrate import estimate
+        from dpbench.runner.sweep import settings
 
-        print(estimate(todo, studies.values(), data_dir, n_jobs))
+        found = estimate(todo, settings(runner), data_dir, startup=time.perf_counter() - command_started)
+        print(found.describe() if found else "time estimate: no dataset of the grid loads here")
     return 0
 
 

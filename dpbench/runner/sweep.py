@@ -1,15 +1,17 @@
 """Execute a sweep with joblib: one task per chunk of a unit's runs, parts written as runs finish.
 
 Chunks (runner.chunk_runs) keep workers balanced and the progress bar moving; a chunk loads its unit's data,
-cached per process (runner.workers).  Tuned runs' studies run first, one task per study.  The sweep holds the
-results directory's lock (runner.lock).  A re-run skips finished runs and redoes harness failures
-(results.RETRIED_STATUSES).
+cached per process (runner.workers).  Tuned runs' studies run first, one task per study.  With progress on,
+tasks are estimated first (runner.calibrate: seconds of calibration fits): the unit with the longest estimate
+goes first (a long unit handed out last would finish alone), and a task estimated over LONG_SECONDS says so
+when it starts.  The sweep holds the results directory's lock (runner.lock).  A re-run skips finished runs
+and redoes harness failures (results.RETRIED_STATUSES).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -19,16 +21,17 @@ from tqdm.auto import tqdm
 from dpbench import results
 from dpbench.config import RunnerConfig
 from dpbench.extend import load_imports
-from dpbench.runner import backends, lock, workers
+from dpbench.runner import backends, calibrate, lock, workers
 from dpbench.runner.grid import RunSpec, Unit, chunk_units, expand, group_units, stable_hash
 from dpbench.runner.provenance import Provenance, git_state
 from dpbench.runner.workers import TaskContext, run_chunk, run_study_task
 from dpbench.tuning.study import study_key
 
 
-def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool) -> list[Unit]:
+def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callable | None) -> list[Unit]:
     """Run the study of every tuned run first (one joblib task per study, in parallel), then hand each tuned
-    run its chosen setting.  Studies already finished are read back from their journals."""
+    run its chosen setting.  Studies already finished are read back from their journals.  With estimates, the
+    longest unit's studies go first."""
     studies: dict[str, RunSpec] = {}
     for chunk in chunks:
         for r in chunk.runs:
@@ -37,7 +40,11 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool) -> list[Unit]:
     if not studies:
         return chunks
     keys = sorted(studies, key=lambda k: studies[k].unit_key)  # a worker's consecutive studies share its data
-    tasks = (joblib.delayed(run_study_task)(studies[k], ctx) for k in keys)
+    seconds = {k: estimate(studies[k]) for k in keys} if estimate else {}
+    if estimate:
+        keys = calibrate.longest_first(keys, lambda k: studies[k].unit_key, seconds.get)
+    tasks = (joblib.delayed(run_study_task)(studies[k], ctx, _announcement(ctx, calibrate.study_label(studies[k]),
+                                                                             seconds.get(k))) for k in keys)
     with tqdm(total=len(keys), desc=f"{ctx.prov.experiment}: tuning", unit="study", disable=not progress) as bar:
         chosen = {}
         for k, res in zip(keys, joblib.Parallel(return_as="generator", batch_size=1)(tasks), strict=True):
@@ -50,6 +57,24 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool) -> list[Unit]:
         return replace(r, tuned={"params": res.params, "validation_score": res.validation_score,
                                  "trials": res.trials, "error": res.error})
     return [replace(c, runs=[tuned(r) for r in c.runs]) for c in chunks]
+
+
+def _announcement(ctx: TaskContext, label: str, seconds: float | None) -> str | None:
+    return calibrate.announcement(ctx.prov.experiment, label, seconds) if seconds is not None else None
+
+
+def _estimates(todo: list[RunSpec], data_dir: str | None, runner: RunnerConfig) -> Callable | None:
+    """seconds(chunk or study's run) -> its estimated wall seconds in a worker, from calibrated costs; None when
+    nothing loads here or if estimating fails."""
+    try:
+        costs = calibrate.calibrate(todo, data_dir, runner.blas_threads)
+    except Exception:  # noqa: BLE001 - an estimate orders and announces tasks; it never stops a sweep
+        return None
+    if costs is None:
+        return None
+    parallel = runner.backend != "sequential" and runner.n_jobs > 1
+    share = (calibrate.worker_share(runner.n_jobs) if parallel else None) or costs.share
+    return lambda task: (costs.chunk(task) if isinstance(task, Unit) else costs.study(task)[0]) / share
 
 
 def settings(runner: Mapping | RunnerConfig) -> RunnerConfig:
@@ -116,10 +141,15 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
         studies = Path(studies_dir).resolve() if studies_dir is not None else sweep_dir / "tuning"
         ctx = TaskContext(str(sweep_dir), prov, part_size, blas_threads, owner, imports, str(studies))
         progress = bool(runner.progress)
+        estimate = _estimates(todo, data_dir, runner) if progress and todo else None
+        seconds = {id(c): estimate(c) for c in chunks} if estimate else {}
+        if estimate:
+            chunks = calibrate.longest_first(chunks, lambda c: c.runs[0].unit_key, lambda c: seconds[id(c)])
+        notes = [_announcement(ctx, calibrate.chunk_label(c), seconds.get(id(c))) for c in chunks]
         with backends.parallel(runner):
-            chunks = _tune(chunks, ctx, progress)
+            chunks = _tune(chunks, ctx, progress, estimate)
             with tqdm(total=len(todo), desc=prov.experiment, unit="run", disable=not progress) as bar:
-                tasks = (joblib.delayed(run_chunk)(c, ctx) for c in chunks)
+                tasks = (joblib.delayed(run_chunk)(c, ctx, note) for c, note in zip(chunks, notes, strict=True))
                 for n in joblib.Parallel(return_as="generator_unordered", batch_size=1)(tasks):
                     bar.update(n)
     finally:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import traceback
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
 
 from dpbench import results
 from dpbench.algorithms.shared_data import SharedData
@@ -52,6 +54,12 @@ def _sweep_gone(ctx: TaskContext) -> bool:
     if parent == ctx.owner.pid and os.getppid() != parent:
         os._exit(0)
     return True
+
+
+def _announce(note: str | None) -> None:
+    """A long task's line (its estimate) as it starts, above the sweep's progress bars when in their process."""
+    if note:
+        tqdm.write(note, file=sys.stderr)
 
 
 def _load(unit: Unit, data_dir: str | None):
@@ -99,9 +107,11 @@ def _run_chunk(chunk: Unit, ctx: TaskContext) -> int:
     return written
 
 
-def run_chunk(chunk: Unit, ctx: TaskContext) -> int:
-    """Fit one chunk of a unit's runs, a part every part_size runs, BLAS pinned; returns the runs written."""
+def run_chunk(chunk: Unit, ctx: TaskContext, note: str | None = None) -> int:
+    """Fit one chunk of a unit's runs, a part every part_size runs, BLAS pinned; returns the runs written.
+    `note`: a line to print as it starts (a long task's estimate)."""
     _parent.setdefault(os.getpid(), os.getppid())
+    _announce(note)
     load_imports(ctx.imports)
     if ctx.blas_threads is None:
         return _run_chunk(chunk, ctx)
@@ -109,10 +119,11 @@ def run_chunk(chunk: Unit, ctx: TaskContext) -> int:
         return _run_chunk(chunk, ctx)
 
 
-def run_study_task(run: RunSpec, ctx: TaskContext):
+def run_study_task(run: RunSpec, ctx: TaskContext, note: str | None = None):
     """A tuned run's study on its unit (tuning.study), BLAS pinned; None if the data is missing (the run's
-    chunk then records missing_data)."""
+    chunk then records missing_data).  `note`: as run_chunk's."""
     _parent.setdefault(os.getpid(), os.getppid())
+    _announce(note)
     load_imports(ctx.imports)
     unit = Unit(dict(run.dataset), run.data_seed, run.split, [run])
     with threadpool_limits(limits=ctx.blas_threads, user_api="blas") if ctx.blas_threads else contextlib.nullcontext():

@@ -1,0 +1,149 @@
+"""The sweep's time estimate (runner.calibrate): its structure, with calibration timings injected (a fake machine
+whose costs follow the documented model), never its speed."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from dpbench import results
+from dpbench.config import RunnerConfig
+from dpbench.runner import calibrate
+from dpbench.runner.grid import chunk_units, expand, group_units
+from dpbench.runner.sweep import run_sweep
+
+TRUE = (2e-3, 1e-3, 1e-5, 1e-6, 1e-8, 1e-9)  # the fake machine's c0..c5 (calibrate's docstring)
+
+
+def fake_timer(fn, point: calibrate.Point) -> float:
+    """CPU seconds of a calibration point on the fake machine (fn is not run)."""
+    c0, c1, c2, c3, c4, c5 = TRUE
+    k, r, n = point.runs, point.rounds, point.rows
+    return c0 + c1 * k + c2 * k * r + n * (c3 + c4 * r + c5 * k * r)
+
+
+def model(n: float, q: float, rounds: list[float]) -> float:
+    """The documented cost of one batch group on the fake machine."""
+    c0, c1, c2, c3, c4, c5 = TRUE
+    per_run = math.sqrt(q) * (c1 * len(rounds) + c2 * sum(rounds))
+    return c0 + per_run + n * q * (c3 + c4 * max(rounds) + c5 * sum(rounds))
+
+
+def synthetic(n: int, d: int = 5) -> dict:
+    return {"name": "synthetic", "outlier": "none", "n_train": n, "n_test": n // 4, "d": d}
+
+
+DATASETS = (synthetic(2000), synthetic(8000), synthetic(2000, 10))
+
+
+def grid(algorithms=("boosted_adassp",), datasets=DATASETS, **kw):
+    exp = {"name": "est", "algorithms": list(algorithms), "datasets": list(datasets), "epsilons": [1.0],
+           "deltas": [1e-6], "seeds": [0, 1], "tuning_mode": "fixed", "split": "fixed", **kw}
+    return expand(exp)
+
+
+def load(n: float, d: int) -> float:
+    return calibrate.LOAD_PER_CELL * n * d * 1.25
+
+
+def test_calibration_recovers_the_machine_and_chunks_scale_with_n_times_d():
+    runs = grid()
+    costs = calibrate.calibrate(runs, None, timer=fake_timer, share=1.0)
+    assert costs.calibrated_on == "synthetic_none_p0.05_n2000_d5" and costs.d0 == 5  # median d, then smallest
+    (setting,) = costs.settings.values()
+    assert setting.key is not None and setting.has_rounds  # batched, with rounds
+    assert setting.model.c == pytest.approx(TRUE, rel=1e-6, abs=1e-12)  # 8 exact points, 6 unknowns
+    for chunk in chunk_units(group_units(runs), 32):
+        n, d = chunk.dataset["n_train"], chunk.dataset["d"]
+        # one batch group: the unit's runs (one here: one epsilon; synthetic data is drawn per seed)
+        expected = model(n, d / 5, [100.0] * len(chunk.runs)) + load(n, d)
+        assert costs.chunk(chunk) == pytest.approx(expected, rel=1e-6)
+
+
+def test_an_algorithm_without_batching_costs_each_run_alone():
+    runs = grid(algorithms=[{"name": "tukey", "params": {"n_models": 50}}], seeds=[0], epsilons=[0.5, 1.0])
+    costs = calibrate.calibrate(runs, None, timer=fake_timer, share=1.0)
+    (setting,) = costs.settings.values()
+    assert setting.key is None and not setting.has_rounds
+    for chunk in chunk_units(group_units(runs), 32):
+        n, d = chunk.dataset["n_train"], chunk.dataset["d"]
+        one = setting.model.seconds(n, d, [1.0])  # a fit alone (its fixed part's split is not identified)
+        assert costs.chunk(chunk) == pytest.approx(2 * one + load(n, d), rel=1e-9)
+        if d == 5:  # at the calibration set's d: the fake machine's fit of one run
+            assert one == pytest.approx(fake_timer(None, calibrate.Point(n, 1, 1)), rel=1e-6)
+
+
+def study_cpu(costs, run) -> float:
+    seconds, trials = costs.study(run)
+    n, d = run.dataset["n_train"], run.dataset["d"]
+    return seconds - load(n, d)
+
+
+def test_a_study_costs_trials_times_seeds_fits_and_tuned_rounds_are_the_spaces():
+    def study(trials: int, seeds: int, algorithm="tukey"):
+        tuning = {"n_trials": trials, "seeds": seeds, "batch_trials": 4}
+        runs = grid(algorithms=[{"name": algorithm, "modes": ["tuned"]}], datasets=[synthetic(4000)], seeds=[0],
+                    tuning=tuning)
+        return study_cpu(calibrate.calibrate(runs, None, timer=fake_timer, share=1.0), runs[0])
+
+    alone = study(4, 1)
+    assert study(4, 2) == pytest.approx(2 * alone, rel=1e-9)  # TukeyEM's fits are not batched
+    assert study(8, 2) == pytest.approx(4 * alone, rel=1e-9)
+    assert study(8, 1, "boosted_adassp") == pytest.approx(2 * study(4, 1, "boosted_adassp"), rel=1e-9)
+    # a batch of trials: its rounds are the expected order statistics of the tuning range's draws
+    space = {"type": "int", "low": 1, "high": 4000, "log": True}
+    ordered = calibrate.expected_rounds(space, 4)
+    assert ordered == sorted(ordered) and len(set(ordered)) == 4
+    mean = calibrate.expected_rounds(space, 1)[0]
+    # 4096 draws, log-uniform on [0.5, 4000.5] as Optuna samples (then rounded): mean 4000 / log(8001), sd 832
+    assert mean == pytest.approx(4000 / math.log(8001), abs=4 * 832 / 64)
+    assert sum(ordered) / 4 == pytest.approx(4000 / math.log(8001), abs=4 * 832 / 128)  # 4 x 4096 draws
+    n_fit = 0.8 * 4000
+    expected = model(n_fit, 1.0, ordered)  # one batch of 4 trials x 1 seed (the space's other values: no cost)
+    assert study(4, 1, "boosted_adassp") == pytest.approx(expected, rel=1e-6)
+
+
+def test_the_estimate_divides_among_workers_and_is_stable_given_the_timings():
+    runs = grid(datasets=[synthetic(4000)], seeds=[0, 1, 2, 3])  # 4 equal units (synthetic: one per seed)
+
+    def fits(n_jobs: int) -> float:
+        runner = RunnerConfig(n_jobs=n_jobs, backend="loky", progress=False)
+        return calibrate.estimate(runs, runner, None, startup=0.0, timer=fake_timer, share=1.0).parts["fits"]
+
+    assert fits(2) == pytest.approx(fits(1) / 2, rel=1e-9)
+    assert fits(4) == pytest.approx(fits(1) / 4, rel=1e-9)
+    runner = RunnerConfig(n_jobs=2, progress=True)
+    first, second = (calibrate.estimate(runs, runner, None, startup=2.0, timer=fake_timer, share=0.5)
+                     for _ in range(2))
+    assert first.cpu == second.cpu
+    assert {k: v for k, v in first.parts.items() if k != "calibration"} == {
+        k: v for k, v in second.parts.items() if k != "calibration"}  # the calibration's own time is measured
+    assert first.parts["start-up"] == 2.0 and first.parts["figure"] == calibrate.FIGURE * 2.0
+    assert "time estimate: ~" in first.describe()
+
+
+def test_schedule_longest_unit_first_and_makespan():
+    tasks = [("a", 1.0), ("b", 5.0), ("a", 3.0), ("c", 2.0)]
+    order = calibrate.longest_first(tasks, lambda t: t[0], lambda t: t[1])
+    assert order == [("b", 5.0), ("a", 3.0), ("a", 1.0), ("c", 2.0)]  # a's 4 s before c's 2; a unit together
+    assert calibrate.makespan([5, 3, 1, 2], 2) == 6  # 5 | 3 + 1 + 2
+    assert calibrate.makespan([1, 2, 3], 1) == 6
+    assert calibrate.announcement("fig4", "x", 121.0) == "fig4: x, ~2.0 min estimated"
+    assert calibrate.announcement("fig4", "x", 119.0) is None
+
+
+def test_the_sweep_announces_long_tasks_longest_unit_first_and_results_do_not_move(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(calibrate, "LONG_SECONDS", -1.0)  # announce every task
+    monkeypatch.setattr(calibrate, "median_cpu_seconds", fake_timer)
+    exp = {"name": "est", "algorithms": [{"name": "boosted_adassp", "params": {"n_rounds": 5}}, "adassp"],
+           "datasets": [synthetic(400), synthetic(1600)], "epsilons": [0.5, 1.0], "deltas": [1e-6], "seeds": [0],
+           "tuning_mode": "fixed", "split": "fixed"}
+    runner = {"backend": "sequential", "n_jobs": 1, "part_size": 3}
+    run_sweep(exp, {**runner, "progress": True}, tmp_path / "on")
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.endswith("estimated")]
+    assert [line.split(" on ")[1].split(" (")[0] for line in lines] == ["synthetic_none_p0.05_n1600_d5",
+                                                                         "synthetic_none_p0.05_n400_d5"]
+    run_sweep(exp, {**runner, "progress": False}, tmp_path / "off")
+    assert "estimated" not in capsys.readouterr().err
+    on, off = (results.load(tmp_path / d).set_index("run_id").sort_index() for d in ("on", "off"))
+    pd.testing.assert_series_equal(on["test_mse"], off["test_mse"])
