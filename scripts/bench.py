@@ -16,6 +16,10 @@
 3. Peak resident memory of each, each measured in a fresh process.
 4. Seconds until a sweep reports a Dask scheduler that does not answer (runner.connect_timeout = 2): should be
    about 2 (tests/runner/test_sweep_scale.py checks the message and that the timeout reaches the client).
+7. estimates: dry-run estimate vs measured.  For a few small grids (ESTIMATE_GRIDS), `sweep --dry-run`'s time
+   estimate, then the sweep's measured wall time (each a fresh command, the sweep right after its dry run, in
+   an empty results directory), their ratio and the load average beside them: the estimate should be within
+   2x of the measured time when the load stays put (`--only-estimates` runs this section alone).
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ import time
 SHAPES = [("SGEMM (openml_361104)", 241_600, 15), ("synthetic 581,835 x 31", 581_835, 31),
           ("synthetic 515,345 x 90", 515_345, 90)]
 FIG1 = ["experiment=fig1_fixed", "epsilons=[0.1,1,10]", "seeds=[0,1,2,3,4,5,6,7,8,9]"]
+ESTIMATE_GRIDS = [["experiment=smoke/fig1"], ["experiment=smoke/robust_label"],
+                  ["experiment=fig1_fixed", "epsilons=[1]"]]
 
 
 def _peak_mb() -> float:
@@ -200,6 +206,27 @@ def unreachable_scheduler(connect_timeout: float = 2.0) -> float:
         return time.perf_counter() - start
 
 
+def estimates(n_jobs: int) -> None:
+    """Section 7: each grid's dry-run estimate, then its sweep's measured wall time (fresh commands, an empty
+    results directory), their ratio, and the 1-minute load average before and after."""
+    import re
+
+    print(f"\n7. estimates: dry-run estimate vs measured (n_jobs={n_jobs}; the sweep right after its dry run)")
+    print(f"{'grid':<42}{'estimate s':>11}{'measured s':>11}{'ratio':>7}{'load before/after':>19}")
+    for grid in ESTIMATE_GRIDS:
+        with tempfile.TemporaryDirectory() as tmp:
+            command = [sys.executable, "-m", "dpbench", "sweep", *grid, f"results_dir={tmp}", f"runner.n_jobs={n_jobs}"]
+            load = os.getloadavg()[0]
+            dry = subprocess.run([*command, "--dry-run"], check=True, capture_output=True, text=True).stdout
+            found = re.search(r"time estimate: ~([\d.]+) (s|min|h)", dry)
+            start = time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True, text=True)
+            measured = time.perf_counter() - start
+        estimate = float(found.group(1)) * {"s": 1, "min": 60, "h": 3600}[found.group(2)] if found else float("nan")
+        print(f"{' '.join(grid):<42}{estimate:>11.0f}{measured:>11.0f}{estimate / measured:>7.2f}"
+              f"{load:>10.1f} / {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def _in_fresh_process(fn: str, *args) -> dict:
     code = f"import json, sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); import bench; " \
            f"print(json.dumps(bench.{fn}(*{args!r})))"
@@ -215,7 +242,11 @@ def main() -> None:
     parser.add_argument("--skip-boosting", action="store_true")
     parser.add_argument("--skip-study", action="store_true")
     parser.add_argument("--only-study", action="store_true", help="only line 1b (the tuned study)")
+    parser.add_argument("--only-estimates", action="store_true", help="only section 7 (dry-run estimates)")
     args = parser.parse_args()
+    if args.only_estimates:
+        estimates(args.n_jobs)
+        return
 
     if not (args.skip_boosting or args.only_study):
         print(f"1. BoostedAdaSSP, T = 100, R = {args.runs} runs, 1 BLAS thread")
@@ -257,6 +288,7 @@ def main() -> None:
     print(f"ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x")
 
     print(f"\n4. unreachable Dask scheduler, connect_timeout=2: reported after {unreachable_scheduler(2.0):.1f} s")
+    estimates(args.n_jobs)
 
 
 if __name__ == "__main__":
