@@ -11,16 +11,17 @@ Python overheads flat in d to d^3, hence sqrt(q)); c3: statistics shared by the 
 pass over the rows per round, shared by the runs still going; c5: each run's per-round products.  A setting's
 c's (non-negative least squares) come from CPU timings of the runner's own path (`fit_runs`: batching,
 predictions, scores) on 2 row counts (up to 16,000: the data must outgrow the caches) x 1 and K runs x 1 and
-r rounds (r doubling until the rounds cost as much as the rest) of one dataset of the grid (d0 columns: the
-d of most of the grid's work).  A tuned setting's K runs take K quantiles of its tuning space (a study's batch
-has K different points), a tuned run its range's mean rounds, a study's batch of trials the expected order
-statistics of their rounds.  CPU seconds become wall seconds by the share of a CPU a process gets (measured
-while calibrating, and for n_jobs forked processes at once: on a busy Linux machine a sweep's workers share
-their session's part).  Fixed costs are proportional to this command's measured start-up (imports and config):
-the sweep's own start, its workers' (fresh processes importing dpbench), each worker's first study (Optuna), a
-study's per-trial bookkeeping (sampler, journal) and the figure.  The runner's order is simulated on its
-workers: studies first, then the chunks.  Not modelled: studies with finished trials in their journals (they
-cost less), TPE's preference for some rounds over others, caches beyond the calibration size.
+r rounds (r doubling from 8 until the rounds take ROUNDS_CPU_SECONDS or the runs need no more) of one dataset
+of the grid (d0 columns: the d of most of the grid's work).  A tuned setting's K runs take K quantiles of its
+tuning space (a study's batch has K different points), a tuned run its range's mean rounds, a study's batch of
+trials the expected order statistics of their rounds.  CPU seconds become wall seconds by the share of a CPU
+a process gets (measured while calibrating, and for n_jobs forked processes at once: on a busy Linux machine a
+sweep's workers share their session's part).  Fixed costs are proportional to this command's measured start-up
+(imports and config): the sweep's own start, its workers' (fresh processes importing dpbench), each worker's
+first study (Optuna), a study's per-trial bookkeeping (sampler, journal) and the figure.  The runner's order is
+simulated on its workers: studies first, then the chunks.  Not modelled: studies with finished trials in their
+journals (they cost less), TPE's preference for some rounds over others, caches beyond the calibration size,
+solves that grow as d^3 far beyond d0 (paper 000's d = 735 task), TukeyEM's cost per row at n ~ n_models.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ from dpbench.tuning.study import study_key
 
 CALIBRATION_ROWS = (2000, 16000)  # training rows of the calibration fits (at most the calibration set's; caches matter)
 CALIBRATION_RUNS = 4  # K: runs of a calibrated batch
-MAX_CALIBRATION_ROUNDS = 256  # the larger round count doubles from 8 until it costs twice the smaller, or this
+MAX_CALIBRATION_ROUNDS = 256  # the larger round count doubles from 8 while its rounds cost < ROUNDS_CPU_SECONDS,
+ROUNDS_CPU_SECONDS = 0.2  # up to the runs' rounds or this
 BLOCK_SECONDS, BLOCKS = 0.02, 3  # a timing: the median of BLOCKS blocks of repeated calls, each >= BLOCK_SECONDS
 PROBE_SECONDS = 0.5  # the workers' CPU share is measured for this long
 LONG_SECONDS = 120.0  # a task estimated longer is announced when it starts
@@ -99,15 +101,15 @@ def _spin_share(seconds: float) -> float:
     return (time.process_time() - cpu) / (time.perf_counter() - start)
 
 
-def worker_share(workers: int, seconds: float = PROBE_SECONDS) -> float | None:
-    """CPU seconds per second each of `workers` processes gets when they all compute at once, now (forked
+def worker_share(processes: int, seconds: float = PROBE_SECONDS) -> float | None:
+    """CPU seconds per second each of `processes` processes gets when they all compute at once, now (forked
     processes spinning for `seconds`): what the cores, and the machine's other users, leave a sweep's workers.
     (Linux's scheduler shares the CPU between sessions, so on a busy machine a sweep's workers share their
     session's part.)  None without fork."""
     if not hasattr(os, "fork"):
         return None
     pipes, pids = [], []
-    for _ in range(workers):
+    for _ in range(processes):
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: spin, report, leave at once (no cleanup of the parent's state)
@@ -122,6 +124,18 @@ def worker_share(workers: int, seconds: float = PROBE_SECONDS) -> float | None:
         os.close(read)
         os.waitpid(pid, 0)
     return float(np.nanmean(shares)) if np.isfinite(shares).any() else None
+
+
+def workers(runner) -> int:
+    """The processes a sweep with `runner` (dpbench.config.RunnerConfig) runs its tasks in at once."""
+    return runner.n_jobs if runner.backend != "sequential" and runner.n_jobs > 1 else 1
+
+
+def workers_share(runner, share: float) -> float:
+    """CPU seconds per second each of the runner's workers gets: measured (`worker_share`) for workers on this
+    machine; `share` (this process's) for one worker or a remote Dask cluster."""
+    local = workers(runner) > 1 and not (runner.backend == "dask" and runner.address)
+    return (worker_share(workers(runner)) if local else None) or share
 
 
 def unit_shape(dataset: dict) -> tuple[float, int] | None:
@@ -197,6 +211,7 @@ class Setting:
         rounds = self.space.get("n_rounds", {})
         self.rounds_space = rounds if rounds.get("type") == "int" else None  # tuned rounds (not pinned)
         self.has_rounds = "n_rounds" in run.params
+        self.target_rounds = 1.0  # the most rounds a run of this setting needs (calibrate's)
         self.key, other = (self.estimator(1, 0, r).batch_key() for r in (1, 2))
         self.key_has_rounds = self.key != other  # DP-GD batches only runs of equal rounds
 
@@ -256,9 +271,10 @@ def _calibrate_setting(s: Setting, data, d0: int, timer: Timer) -> CostModel:
 
     _fit_path(s.calibration_runs(1, 1), parts[n1])()  # warm-up: imports, caches
     points = {(n, k, 1): time_at(n, k, 1) for n in (n1, n2) for k in ks}
-    if s.has_rounds:  # rounds enough for their cost to be twice the rest, or MAX_CALIBRATION_ROUNDS
+    if s.has_rounds:  # rounds enough to time their cost precisely (or as many as the runs need)
         r, top = 8, (n2, ks[-1])
-        while (t := time_at(*top, r)) < 2 * points[(*top, 1)] and 2 * r <= MAX_CALIBRATION_ROUNDS:
+        while ((t := time_at(*top, r)) - points[(*top, 1)] < ROUNDS_CPU_SECONDS and r < s.target_rounds
+               and 2 * r <= MAX_CALIBRATION_ROUNDS):
             r *= 2
         points[(*top, r)] = t
         points.update({(n, k, r): time_at(n, k, r) for n in (n1, n2) for k in ks if (n, k) != top})
@@ -362,9 +378,10 @@ def calibrate(runs: Sequence[RunSpec], data_dir, blas_threads: int | None = 1, t
         for r in runs:
             key = setting_key(r)
             if key not in settings:
-                s = Setting(dataclasses.replace(r, dataset=unit.dataset))
-                s.model = _calibrate_setting(s, data, d0, timer)
-                settings[key] = s
+                settings[key] = Setting(dataclasses.replace(r, dataset=unit.dataset))
+            settings[key].target_rounds = max(settings[key].target_rounds, settings[key].rounds(r))
+        for s in settings.values():
+            s.model = _calibrate_setting(s, data, d0, timer)
     wall = time.perf_counter() - start
     share = share or min(max(0.01, (time.process_time() - cpu) / max(wall, 1e-9)), float(os.cpu_count() or 1))
     return Costs(settings, d0, dataset_label(unit.dataset), wall, share, data_dir)
@@ -440,9 +457,8 @@ def estimate(runs: Sequence[RunSpec], runner, data_dir, startup: float, timer: T
     costs = calibrate(runs, data_dir, runner.blas_threads, timer, share)
     if costs is None:
         return None
-    parallel = runner.backend != "sequential" and runner.n_jobs > 1
-    workers = runner.n_jobs if parallel else 1
-    per_worker = share or (worker_share(workers) if parallel else None) or costs.share
+    n_workers = workers(runner)
+    per_worker = share or workers_share(runner, costs.share)
     slower = max(1.0, costs.share / per_worker)  # a worker vs this process (start-up was timed alone)
     cpu: dict[str, float] = defaultdict(float)
     studies = {study_key(r): r for r in runs if r.tuning_mode == "tuned"}
@@ -455,7 +471,7 @@ def estimate(runs: Sequence[RunSpec], runner, data_dir, startup: float, timer: T
     if runner.progress:
         keys = longest_first(keys, lambda k: studies[k].unit_key, study_seconds.get)
     tune = [study_seconds[k] for k in keys]
-    for i in range(min(workers, len(tune))):
+    for i in range(min(n_workers, len(tune))):
         tune[i] += FIRST_STUDY * startup * slower
     chunks = chunk_units(group_units(list(runs)), runner.chunk_runs)
     chunk_seconds = {}
@@ -468,8 +484,9 @@ def estimate(runs: Sequence[RunSpec], runner, data_dir, startup: float, timer: T
         chunks = longest_first(chunks, lambda c: c.runs[0].unit_key, lambda c: chunk_seconds[id(c)])
     labels = [(study_seconds[k], study_label(studies[k])) for k in keys]
     labels += [(chunk_seconds[id(c)], chunk_label(c)) for c in chunks]
-    parts = {"start-up": startup, "calibration": costs.seconds if runner.progress else 0.0,
-             "workers' start-up": WORKER_START * startup * slower if parallel else 0.0,
-             "tuning": makespan(tune, workers), "fits": makespan([chunk_seconds[id(c)] for c in chunks], workers),
+    probe = PROBE_SECONDS if n_workers > 1 and share is None else 0.0  # the runner measures its workers too
+    parts = {"start-up": startup, "calibration": costs.seconds + probe if runner.progress else 0.0,
+             "workers' start-up": WORKER_START * startup * slower if n_workers > 1 else 0.0,
+             "tuning": makespan(tune, n_workers), "fits": makespan([chunk_seconds[id(c)] for c in chunks], n_workers),
              "figure": FIGURE * startup}
-    return Estimate(parts, dict(cpu), workers, max(labels, default=(0.0, "")), costs.calibrated_on)
+    return Estimate(parts, dict(cpu), n_workers, max(labels, default=(0.0, "")), costs.calibrated_on)

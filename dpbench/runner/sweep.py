@@ -72,8 +72,7 @@ def _estimates(todo: list[RunSpec], data_dir: str | None, runner: RunnerConfig) 
         return None
     if costs is None:
         return None
-    parallel = runner.backend != "sequential" and runner.n_jobs > 1
-    share = (calibrate.worker_share(runner.n_jobs) if parallel else None) or costs.share
+    share = calibrate.workers_share(runner, costs.share)
     return lambda task: (costs.chunk(task) if isinstance(task, Unit) else costs.study(task)[0]) / share
 
 
