@@ -54,8 +54,8 @@ from dpbench.tuning.study import study_key
 
 CALIBRATION_ROWS = (2000, 16000)  # training rows of the calibration fits (at most the calibration set's; caches matter)
 CALIBRATION_RUNS = 4  # K: runs of a calibrated batch
-MAX_CALIBRATION_ROUNDS = 256  # the larger round count doubles from 8 while its rounds cost < ROUNDS_CPU_SECONDS,
-ROUNDS_CPU_SECONDS = 0.2  # up to the runs' rounds or this
+ROUNDS_CPU_SECONDS = 0.2  # calibration rounds double from 8 while they take less than this (CPU seconds), and
+MAX_CALIBRATION_ROUNDS = 256  # the runs need more, up to this
 BLOCK_SECONDS, BLOCKS = 0.02, 3  # a timing: the median of BLOCKS blocks of repeated calls, each >= BLOCK_SECONDS
 PROBE_SECONDS = 0.5  # the workers' CPU share is measured for this long
 LONG_SECONDS = 120.0  # a task estimated longer is announced when it starts
@@ -113,8 +113,10 @@ def worker_share(processes: int, seconds: float = PROBE_SECONDS) -> float | None
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: spin, report, leave at once (no cleanup of the parent's state)
-            os.write(write, f"{_spin_share(seconds):.6f}".encode())
-            os._exit(0)
+            try:
+                os.write(write, f"{_spin_share(seconds):.6f}".encode())
+            finally:
+                os._exit(0)
         os.close(write)
         pipes.append(read)
         pids.append(pid)
