@@ -27,12 +27,14 @@ commands:
   audit   [--full] [...]      empirical privacy audit: fit each private algorithm many times on D and on D
                               plus one crafted record, lower-bound epsilon (see `audit --help`);
                               `audit --ledger`: check that each ledger composes to the requested budget
+  readme  [--check]           rewrite the README's measured tables from results/reference (the committed
+                              full-scale results); --check: exit 1 if they differ
   algorithms [NAME]           the registered algorithms: task, privacy, parameters (defaults, constraints),
                               tuning ranges, what each implements
   --version                   dpbench's version
 """
 HYDRA_COMMANDS = tuple(sweep.TASKS)  # composed by Hydra from dpbench/conf (and ./conf)
-COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "algorithms", "--version")
+COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "readme", "algorithms", "--version")
 
 
 def _terminated(signum, frame):

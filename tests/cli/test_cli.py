@@ -123,13 +123,13 @@ def check_readme_output(args: list[str], out: str, changed: set[Path]) -> None:
     elif args[0] == "sweep" and not {"--help", "--cfg", "--dry-run"} & set(args):
         done, finished = map(int, re.search(r"(\d+) runs done \(\d+ of them retried\), (\d+) already", out).groups())
         assert done + finished == len(check_table_and_figure(out, overrides, changed))
+    elif args[0] == "report" and all(a.startswith("results_dir=") for a in args[1:]):  # the reproduction report
+        assert {p.name for p in changed} >= {"report.html", "report.md"}
+        assert re.search(r"^report: \S+report.html and \S+report.md \(\d+ sections\)$", out, re.M)
     elif args[0] in ("plot", "report") and overrides:
         plot = args[0] == "plot"
         check_table_and_figure(out, overrides, changed, figure=plot, table=not plot)
         assert bool(changed) == plot
-    elif args == ["report"]:
-        assert {p.name for p in changed} >= {"report.html", "report.md"}
-        assert re.search(r"^report: \S+report.html and \S+report.md \(\d+ sections\)$", out, re.M)
     elif args[:1] == ["analysis"] and len(args) > 1:
         written = re.search(r": done in .* s; wrote (.*)$", out, re.M).group(1).split(", ")
         assert {Path(p).resolve() for p in written} <= changed
