@@ -16,6 +16,11 @@
 3. Peak resident memory of each, each measured in a fresh process.
 4. Seconds until a sweep reports a Dask scheduler that does not answer (runner.connect_timeout = 2): should be
    about 2 (tests/runner/test_sweep_scale.py checks the message and that the timeout reaches the client).
+6. partners: DP-XGBoost seconds per tree on adult (32,561 x 123 one-hot; synthetic indicators of that shape
+   without the mirror), the package's fit (histograms over the entries off each feature's zero bin) against
+   the dense histograms of before (`DenseHistogramsReference` in tests/algorithms/test_dp_xgboost.py), eps 10
+   (nearly every record in every tree), 20 rounds, two fits each alternating in one process, leaf values checked
+   equal.  One BLAS thread.  `--only-xgb` runs only this.
 """
 
 from __future__ import annotations
@@ -200,6 +205,52 @@ def unreachable_scheduler(connect_timeout: float = 2.0) -> float:
         return time.perf_counter() - start
 
 
+def xgboost_trees(n_rounds: int = 20) -> dict:
+    """Seconds per tree of DP-XGBoost's fit and of the dense histograms of before (two fits each), on adult."""
+    import pathlib
+
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from dpbench.algorithms.dp_xgboost import DPXGBoostClassifier
+    from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from tests.algorithms.test_dp_xgboost import DenseHistogramsReference
+
+    try:
+        data = load_dataset({"name": "adult"}, split_seed=42, data_dir=resolve_data_dir())
+        X, y, types, name = data.X_train, data.y_train, list(data.feature_types), "adult"
+    except MissingDataError:  # indicators, ~14 of 123 set per row, as adult's one-hot encoding
+        rng = np.random.default_rng(0)
+        X = (rng.random((32_561, 123)) < rng.uniform(0.01, 0.22, size=123)).astype(float)
+        y = (X[:, :10].sum(axis=1) + rng.normal(size=X.shape[0]) > 1.5).astype(int)
+        types, name = ["nominal"] * X.shape[1], "synthetic"
+    params = {"epsilon": 10.0, "n_rounds": n_rounds, "feature_types": types, "random_state": 0}
+    out = {"data": name, "shape": list(X.shape), "n_rounds": n_rounds, "vectorised": [], "dense": []}
+    with threadpool_limits(1, "blas"):
+        for cls in (DPXGBoostClassifier, DenseHistogramsReference):  # warm-up (and the per-round budget's solve)
+            cls(**{**params, "n_rounds": 1}).fit(X, y)
+        DPXGBoostClassifier(**params).fit(X[:100], y[:100])
+        for _ in range(2):
+            for key, cls in (("vectorised", DPXGBoostClassifier), ("dense", DenseHistogramsReference)):
+                start = time.perf_counter()
+                est = cls(**params).fit(X, y)
+                out[key].append((time.perf_counter() - start) / n_rounds)
+                out[f"{key}_leaves"] = np.concatenate(est.trees_.leaves)
+    out["equal"] = bool(np.array_equal(out.pop("vectorised_leaves"), out.pop("dense_leaves")))
+    return out
+
+
+def print_xgboost_trees() -> None:
+    r = _in_fresh_process("xgboost_trees")
+    print(f"\n6. partners: DP-XGBoost seconds per tree on {r['data']} {r['shape'][0]}x{r['shape'][1]}, eps 10, "
+          f"{r['n_rounds']} rounds, 1 BLAS thread: histograms off the zero bin vs the dense histograms of before")
+    for i, (v, d) in enumerate(zip(r["vectorised"], r["dense"], strict=True)):
+        print(f"  fit {i + 1}: {v:.3f} s vs {d:.3f} s per tree, {d / v:.1f}x")
+    print(f"  same leaf values: {r['equal']}", flush=True)
+
+
 def _in_fresh_process(fn: str, *args) -> dict:
     code = f"import json, sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); import bench; " \
            f"print(json.dumps(bench.{fn}(*{args!r})))"
@@ -215,7 +266,11 @@ def main() -> None:
     parser.add_argument("--skip-boosting", action="store_true")
     parser.add_argument("--skip-study", action="store_true")
     parser.add_argument("--only-study", action="store_true", help="only line 1b (the tuned study)")
+    parser.add_argument("--only-xgb", action="store_true", help="only section 6 (DP-XGBoost per tree)")
     args = parser.parse_args()
+    if args.only_xgb:
+        print_xgboost_trees()
+        return
 
     if not (args.skip_boosting or args.only_study):
         print(f"1. BoostedAdaSSP, T = 100, R = {args.runs} runs, 1 BLAS thread")
@@ -257,6 +312,7 @@ def main() -> None:
     print(f"ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x")
 
     print(f"\n4. unreachable Dask scheduler, connect_timeout=2: reported after {unreachable_scheduler(2.0):.1f} s")
+    print_xgboost_trees()
 
 
 if __name__ == "__main__":
