@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -92,6 +93,31 @@ def tables(results_dir: str | Path = DIR) -> dict[str, str]:
     results_dir = Path(results_dir)
     secs = reproduction.sections(results_dir)
     return {"verdicts": verdicts(secs), "runs": runs(secs, results_dir), "paper001-f1": paper001_f1(results_dir)}
+
+
+def publish(source: str | Path, dest: str | Path = DIR) -> list[str]:
+    """Copy the finished results under `source` (a results_dir the reference sweeps and analyses ran in) into
+    `dest`, small: each sweep's parts as one parquet part (every attempt kept), its grid configs and wall-time
+    log, and every PNG and analysis table; not the tuning journals (_studies/) or PDFs, and not a sweep that is
+    running (its lock is held).  Returns the names copied."""
+    from dpbench import results
+
+    source, dest, names = Path(source), Path(dest), []
+    for src in sorted(p for p in source.iterdir() if p.is_dir() and not p.name.startswith("_")):
+        if (src / "sweep.lock").exists():
+            continue
+        out = dest / src.name
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+        if (src / results.PARTS).is_dir():
+            rows = results.load(src, expand_params=False, all_attempts=True)
+            results.write_part(rows.to_dict("records"), out, "reference")
+        for f in src.iterdir():
+            if f.is_file() and (f.suffix in (".png", ".json", ".jsonl") or f.name == f"{src.name}.parquet"):
+                shutil.copy2(f, out / f.name)
+        names.append(src.name)
+    return names
 
 
 def render(text: str, blocks: dict[str, str]) -> str:

@@ -35,3 +35,25 @@ def test_check_fails_on_a_hand_edited_number(tmp_path, monkeypatch):
     assert readme_main(["--file", str(readme)]) == 0
     assert "| 0.52 |" in readme.read_text()
     assert readme_main(["--file", str(readme), "--check"]) == 0
+
+
+def test_publish_copies_finished_results_small(tmp_path):
+    from dpbench import results
+
+    src = tmp_path / "src"
+    row = {"status": "ok", "attempt": 1, "params": "{}"}
+    for i in range(3):
+        results.write_part([{**row, "run_id": f"r{i}", "test_mse": float(i)}], src / "fig", str(i))
+    results.write_part([{**row, "run_id": "r0", "attempt": 2, "test_mse": 9.0}], src / "fig", "again")
+    for name in ("fig/fig.png", "fig/fig.pdf", "fig/sweeps.jsonl", "fig/config.json", "theory/theory.parquet",
+                 "running/sweep.lock", "_studies/abc.log"):
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text("x")
+    assert reference.publish(src, tmp_path / "ref") == ["fig", "theory"]  # not the running sweep, not _studies
+    out = tmp_path / "ref"
+    assert sorted(p.name for p in (out / "fig").iterdir()) == ["config.json", "fig.png", "parts", "sweeps.jsonl"]
+    assert [p.name for p in (out / "fig" / "parts").iterdir()] == ["part-reference.parquet"]
+    every = results.load(out / "fig", all_attempts=True)
+    assert len(every) == 4 and results.load(out / "fig").set_index("run_id")["test_mse"].to_dict() == \
+        {"r0": 9.0, "r1": 1.0, "r2": 2.0}  # every attempt kept; the newest one counts
+    assert (out / "theory" / "theory.parquet").exists()

@@ -16,10 +16,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--results-dir", default=str(reference.DIR), help="default %(default)s")
     parser.add_argument("--file", default="README.md", help="the file whose blocks are rewritten (%(default)s)")
     parser.add_argument("--check", action="store_true", help="exit 1 if a block is not what the results give")
+    parser.add_argument("--publish", metavar="SOURCE", help="first copy the finished results under SOURCE (where the "
+                        "reference sweeps ran) into --results-dir, small, and write its report")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    if args.publish:
+        from dpbench import reproduction
+
+        names = reference.publish(args.publish, args.results_dir)
+        html_path, _, _ = reproduction.write(args.results_dir)
+        print(f"published {', '.join(names)} into {args.results_dir}; report {html_path}")
     path = Path(args.file)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
