@@ -87,9 +87,14 @@ class SharedData:
         segments between consecutive bounds (by norm), each bound's Gram matrix is a sum of the segments'
         sums of x x^T below it plus C^2 times their sums of u u^T above it: 2 n d^2 work for any number of
         bounds.  X_C^T clip(y, tau) = X^T (s_C * clip(y, tau)): the distinct pairs' columns, one product per
-        row block.  Equal to `gram` and `xty` up to rounding.
+        row block.  Equal to `gram` and `xty` up to rounding.  One x_bound (a fixed-mode batch) uses its clipped
+        copy instead, which is faster for one bound and is reused to score the runs.
         """
         fit_intercept = bool(fit_intercept)
+        if len({c for c, _ in bounds}) == 1:
+            for c, tau in bounds:
+                self.gram(fit_intercept, c), self.xty(fit_intercept, c, tau)
+            return
         grams = sorted({c for c, _ in bounds if ("gram", fit_intercept, c) not in self._small})
         pairs = list(dict.fromkeys(p for p in bounds if ("xty", fit_intercept, *p) not in self._small))
         if not grams and not pairs:

@@ -134,13 +134,14 @@ def test_the_cache_keeps_a_bounded_number_of_feature_maps():
     np.testing.assert_array_equal(shared.features(False, 0.5), first)
 
 
+@pytest.mark.parametrize("x_bounds", [[1e-5, 0.3, 1.5, 4.0, 1e5], [0.3]])
 @pytest.mark.parametrize("name, fit_intercept", [("adassp", False), ("adassp", True), ("ssp", False), ("ssp", True)])
-def test_ssp_trials_with_different_bounds_share_one_batch(name, fit_intercept):
+def test_ssp_trials_with_different_bounds_share_one_batch(name, fit_intercept, x_bounds):
     """A tuning study's AdaSSP/SSP trials (every run its own x_bound and y_bound, seeds sharing them) form one
-    batch: the statistics of all the bounds come from one pass (SharedData.clipped_statistics), and each run
-    equals its single fit with the same seed."""
+    batch: the statistics of all the bounds come from one pass (SharedData.clipped_statistics; one x_bound: its
+    clipped copy), and each run equals its single fit with the same seed."""
     X, y = data("regression")
-    grid = itertools.product([1e-5, 0.3, 1.5, 4.0, 1e5], [0.5, 3.0], range(2))
+    grid = itertools.product(x_bounds, [0.5, 3.0], range(2))
     runs = [{"x_bound": xb, "y_bound": yb, "epsilon": (1.0, 4.0)[i % 3 == 0], "fit_intercept": fit_intercept,
              "random_state": 400 + i} for i, (xb, yb, _) in enumerate(grid)]
     single = [algorithms.make(name, **p).fit(X, y) for p in runs]
