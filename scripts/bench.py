@@ -11,6 +11,9 @@
    before bounds and rounds could differ within a batch), in the study's batches (batch_trials trials per
    fit_batch, what the study now does) and all in one fit_batch; every run's coefficients are checked equal
    to its fit alone.  One BLAS thread.
+1c. The same for AdaSSP and DP-GD (`sspgd_study`): one default study each, then its trial fits trial by trial
+   (a batch of its seeds), in the study's batches and in one batch (the trials' bounds, rounds and schedules
+   differ); coefficients compared with the trial-by-trial fits.
 2. fig1_fixed (eps 0.1, 1, 10; 10 seeds) end to end from the command line to parquet and figure, against a
    naive loop over the same fits (load, make, fit, predict, score) in one process.
 3. Peak resident memory of each, each measured in a fresh process.
@@ -133,6 +136,60 @@ def tuned_study() -> dict:
                               for mode in ("per_trial", "study_batches", "one_batch")
                               for a, b in zip(thetas["per_fit"], thetas[mode], strict=True))
     out["rounds"] = sorted(p["n_rounds"] for p in param_sets)
+    return out
+
+
+def sspgd_study(name: str) -> dict:
+    """One default study (50 trials x 3 seeds, eps 1) of `name` (adassp, ssp or dpgd) on SGEMM's fit part
+    (synthetic of that shape without the mirror), run once; then its trial fits timed trial by trial (a batch
+    per trial: its seeds), in the study's batches and all in one batch, each run's coefficients compared with
+    its trial-by-trial fit (max relative difference)."""
+    import pathlib
+
+    import numpy as np
+    import optuna
+    from threadpoolctl import threadpool_limits
+
+    from dpbench import algorithms
+    from dpbench.algorithms.shared_data import SharedData
+    from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
+    from dpbench.runner.grid import expand
+    from dpbench.tuning.study import _finished, run_study, study_key, trial_estimators, validation_split
+
+    exp = {"name": "bench_sspgd", "algorithms": [{"name": name, "modes": ["tuned"]}], "epsilons": [1.0],
+           "datasets": [{"name": "openml_361104"}], "deltas": [1e-6], "seeds": [0], "tuning_mode": "tuned",
+           "split": "fixed"}
+    try:
+        run = expand(exp)[0]
+        data = load_dataset(run.dataset, split_seed=run.data_seed, data_dir=resolve_data_dir(), split=run.split)
+    except MissingDataError:
+        exp["datasets"] = [{"name": "synthetic", "outlier": "none", "n_train": 193_280, "n_test": 48_320, "d": 15}]
+        run = expand(exp)[0]
+        data = load_dataset(run.dataset, split_seed=run.data_seed)
+    cfg, key, fit_batch = run.tuning, study_key(run), algorithms.get_spec(name).estimator.fit_batch
+    with tempfile.TemporaryDirectory() as tmp, threadpool_limits(1, "blas"):
+        start = time.perf_counter()
+        run_study(run, data, pathlib.Path(tmp))
+        study_seconds = time.perf_counter() - start
+        storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(f"{tmp}/{key}.log"))
+        param_sets = [t.params for t in _finished(optuna.load_study(study_name=key, storage=storage))]
+    fit, seeds = validation_split(data, cfg["validation_fraction"], int(key, 16) % 2**32), cfg["seeds"]
+    out, thetas = {"algorithm": name, "study_seconds": study_seconds, "trials": len(param_sets), "seeds": seeds,
+                   "shape": list(fit.X_train.shape), "batch_trials": cfg["batch_trials"]}, {}
+    for mode, trials_per_batch in (("per_trial", 1), ("study_batches", cfg["batch_trials"]),
+                                   ("one_batch", len(param_sets))):
+        ests, size = trial_estimators(run, fit, param_sets, seeds), trials_per_batch * seeds
+        shared = SharedData(fit.X_train, fit.y_train)
+        with threadpool_limits(1, "blas"):
+            start = time.perf_counter()
+            for i in range(0, len(ests), size):
+                fit_batch(ests[i:i + size], fit.X_train, fit.y_train, shared)
+            out[mode] = time.perf_counter() - start
+        thetas[mode] = [e.theta_ for e in ests]
+    out["max_rel_diff"] = max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-300))
+                              for mode in ("study_batches", "one_batch")
+                              for a, b in zip(thetas["per_trial"], thetas[mode], strict=True))
+    out["rounds"] = sorted(p.get("n_rounds", 1) for p in param_sets)
     return out
 
 
@@ -267,10 +324,13 @@ def main() -> None:
     parser.add_argument("--skip-study", action="store_true")
     parser.add_argument("--only-study", action="store_true", help="only line 1b (the tuned study)")
     parser.add_argument("--only-xgb", action="store_true", help="only section 6 (DP-XGBoost per tree)")
+    parser.add_argument("--only-sspgd", action="store_true", help="only line 1c (AdaSSP and DP-GD studies)")
     args = parser.parse_args()
     if args.only_xgb:
         print_xgboost_trees()
         return
+    if args.only_sspgd:
+        args.skip_boosting = args.skip_study = args.only_study = True
 
     if not (args.skip_boosting or args.only_study):
         print(f"1. BoostedAdaSSP, T = 100, R = {args.runs} runs, 1 BLAS thread")
@@ -298,6 +358,17 @@ def main() -> None:
             print(f"  {label:<42}{st[mode]:>7.1f} s{st['per_trial'] / st[mode]:>7.1f}x"
                   f"{st['per_fit'] / st[mode]:>7.1f}x")
         print(f"  coefficients: max relative difference from each fit alone {st['max_rel_diff']:.1e}", flush=True)
+    if args.only_sspgd or not args.skip_study:
+        print("\n1c. tuned studies of AdaSSP and DP-GD (50 trials x 3 seeds, eps 1) on SGEMM's fit part, 1 BLAS thread:"
+              " their trial fits trial by trial (a batch of its seeds), in the study's batches, in one batch")
+        for name in ("adassp", "dpgd"):
+            st = _in_fresh_process("sspgd_study", name)
+            print(f"  {name:<7} study {st['study_seconds']:.1f} s; fits: trial by trial {st['per_trial']:.1f} s, "
+                  f"study's batches ({st['batch_trials']} trials) {st['study_batches']:.1f} s "
+                  f"({st['per_trial'] / st['study_batches']:.1f}x), one batch {st['one_batch']:.1f} s "
+                  f"({st['per_trial'] / st['one_batch']:.1f}x); max relative difference {st['max_rel_diff']:.1e}"
+                  + (f"; trials' rounds: median {st['rounds'][len(st['rounds']) // 2]}, sum {sum(st['rounds'])}"
+                     if name == "dpgd" else ""), flush=True)
     if args.only_study:
         return
 

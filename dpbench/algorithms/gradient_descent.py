@@ -35,9 +35,15 @@ def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, theta: np.ndarray, bound,
     if theta.ndim == 2:
         y, norms = y[:, None], norms[:, None]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        r = X @ theta - y
-        c = np.copysign(np.minimum(np.abs(r), bound / norms), r)
-    return X.T @ np.nan_to_num(c, nan=0.0, copy=False)
+        r = X @ theta
+        r -= y
+        c = np.abs(r)
+        np.minimum(c, bound / norms, out=c)
+        np.copysign(c, r, out=c)
+        out = X.T @ c
+    if not np.isfinite(out).all():  # a NaN in c makes its run's sum NaN: only then the pass that zeroes them
+        out = X.T @ np.nan_to_num(c, nan=0.0, copy=False)
+    return out
 
 
 @algorithm("dpgd", description="DP gradient descent on the squared loss with per-example gradient clipping")
@@ -107,27 +113,33 @@ class DPGDRegressor(DPLinearRegressor):
         return theta
 
     def batch_key(self):
-        return ("dpgd", self.feature_key(), self.n_rounds)
+        """Runs on one unit share a batch whatever their bounds, rounds, step sizes and budgets."""
+        return ("dpgd", bool(self.fit_intercept))
 
     @classmethod
     def fit_batch(cls, estimators, X, y, shared=None):
         """R runs at once: the residuals X theta - y and the clipped sums X^T (r * scale) as (n x R) products in
-        row blocks; each run's releases from its own Generator in fit's order (equal to fit up to rounding)."""
+        row blocks (each block of X read once per round for both); each run's releases from its own Generator in
+        fit's order (equal to fit up to rounding).  Runs are sorted by n_rounds, so the runs still going are the
+        first k and a run leaves the products after its last round."""
         starts, X, y = cls._begin_batch(estimators, X, y)
         shared = SharedData(X, y) if shared is None else shared
         key = estimators[0].feature_key()
         Phi, norms = shared.features(*key), shared.row_norms(*key)
-        setup = [e._start(Phi.shape[0], mu, rng, e.privacy_ledger_) for e, (rng, mu) in zip(estimators, starts,
-                                                                                              strict=True)]
-        theta = np.zeros((Phi.shape[1], len(estimators)))
-        bounds = np.array([e.grad_bound for e in estimators])
-        blocks = row_blocks(Phi.shape[0], len(estimators))
-        for t in range(1, estimators[0].n_rounds + 1):
-            sums = np.zeros_like(theta)
+        order = sorted(range(len(estimators)), key=lambda r: -estimators[r].n_rounds)
+        ests, starts = [estimators[r] for r in order], [starts[r] for r in order]
+        setup = [e._start(Phi.shape[0], mu, rng, e.privacy_ledger_) for e, (rng, mu) in zip(ests, starts, strict=True)]
+        rounds, bounds = np.array([e.n_rounds for e in ests]), np.array([e.grad_bound for e in ests], dtype=float)
+        theta, k_last = np.zeros((Phi.shape[1], len(ests))), 0
+        for t in range(1, rounds[0] + 1):
+            k = int(np.count_nonzero(rounds >= t))  # runs still going: the first k
+            if k != k_last:
+                k_last, blocks = k, row_blocks(Phi.shape[0], k, Phi.shape[1])
+            sums = np.zeros((Phi.shape[1], k))
             for rows in blocks:
-                sums += clipped_gradient_sum(Phi[rows], y[rows], theta, bounds, norms[rows])
-            for j, (e, (rng, _), (n_noisy, mu_step)) in enumerate(zip(estimators, starts, setup, strict=True)):
+                sums += clipped_gradient_sum(Phi[rows], y[rows], theta[:, :k], bounds[:k], norms[rows])
+            for j, (e, (rng, _), (n_noisy, mu_step)) in enumerate(zip(ests[:k], starts, setup, strict=False)):
                 theta[:, j] = e._step(theta[:, j], sums[:, j], t, mu_step, n_noisy, rng, e.privacy_ledger_)
-        for j, est in enumerate(estimators):
+        for j, est in enumerate(ests):
             est._set_theta(theta[:, j].copy())
         return estimators
