@@ -58,7 +58,7 @@ class DataConfig:
 
 
 def _plot_defaults() -> dict:
-    return {"kind": "privacy_curve", "metric": None, "x": None, "y": None}
+    return {"kind": "privacy_curve", "metric": None, "x": None, "y": None, "formats": ["png"]}
 
 
 @dataclass
@@ -342,6 +342,7 @@ def _check_plot(plot: dict) -> None:
     """The figure kind and its options, so that the figure cannot fail on the config after a long sweep."""
     from dpbench import algorithms, metrics, plots
 
+    plots.formats(plot)
     options = plots.options(plot, plots.get_kind(plot.get("kind") or plots.DEFAULT_KIND))  # what the kind takes
     if "metric" in options:
         _check_choice("plot.metric", options["metric"], metrics.columns())

@@ -249,6 +249,7 @@ ERRORS = [
     (["sweep", "epsilons=1"], "epsilons must be a list"),
     (["sweep", "datasets=[{name: synthetic, outlier: lable}]"], "outlier must be one of"),
     (["sweep", "runner.foo=1"], "unknown config key 'runner.foo'"),
+    (["sweep", "plot.formats=[pdf]"], "plot.formats must be a list of png, pdf with png in it"),
     (["sweep", "--frobnicate"], "unknown option(s) --frobnicate"),
     (["plot", "--dry-run"], "--dry-run is an option of sweep only"),
     (["report", "algorithms=[nope]"], "unknown algorithm 'nope'"),
