@@ -69,6 +69,36 @@ def test_dask_cluster_gives_the_local_runners_rows(tmp_path):
     assert len(list(results.parts_dir(tmp_path / "dask").glob("part-*.parquet"))) == 10
 
 
+# A sweep on 2 loky workers, then each worker's modules (joblib reuses the sweep's workers: same backend, n_jobs).
+LOKY_MODULES = """
+import json, sys
+import joblib
+from dpbench.runner.sweep import run_sweep
+
+exp, out_dir = json.loads(sys.argv[1]), sys.argv[2]
+out = run_sweep(exp, {"backend": "loky", "n_jobs": 2, "chunk_runs": 1, "progress": False}, out_dir)
+probe = "(__import__('os').getpid(), sorted(__import__('sys').modules))"  # run by eval, a builtin: imports nothing
+with joblib.parallel_config(backend="loky", n_jobs=2):
+    modules = dict(joblib.Parallel()(joblib.delayed(eval)(probe) for _ in range(8)))
+print(json.dumps({"out": out, "modules": modules}))
+"""
+NOT_IN_WORKERS = {"matplotlib", "hydra", "omegaconf", "optuna", "openml"}  # the figure, the config, studies, downloads
+
+
+def test_loky_workers_import_what_a_fit_needs_only(tmp_path):
+    """A loky worker pays for its imports at every sweep's start: it loads the fitting stack (numpy, scikit-learn,
+    pandas and pyarrow for the parts), not plotting, Hydra, Optuna (no tuned run here) or openml."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", LOKY_MODULES, json.dumps(small_experiment()), str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["out"]["ran"] == 10
+    ran = [set(m) for m in report["modules"].values() if "dpbench.runner.workers" in m]  # workers that ran chunks
+    assert ran and all({"sklearn", "pyarrow"} <= m for m in ran)
+    assert [sorted({m.split(".")[0] for m in mods} & NOT_IN_WORKERS) for mods in ran] == [[]] * len(ran)
+
+
 def test_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
     """A scheduler that does not answer is a one-line error, after runner.connect_timeout (handed to the Dask
     client: how long it takes is measured in scripts/bench.py, not asserted here)."""
