@@ -94,13 +94,12 @@ def help_text(command: str) -> str:
 
     base = OmegaConf.load(config.CONF_DIR / "config.yaml")
     template = OmegaConf.to_container(base.hydra.help)["template"].replace("${hydra.job.name}", command)
-    groups = {}
-    for group in sorted(config.GROUPS):
-        for option in config.options(group) if group not in REGISTRY_GROUPS else ():
+    groups = {group: [options] for group, options in REGISTRY_GROUPS.items()}
+    for group in set(config.GROUPS) - set(REGISTRY_GROUPS):
+        for option in config.options(group):  # nested ones (experiment=smoke/fig1) on a line of their own
             parent, _, name = f"{group}/{option}".rpartition("/")
             groups.setdefault(parent, []).append(name)
-    groups.update(REGISTRY_GROUPS)
-    lines = "".join(f"{g}: {v if isinstance(v, str) else ', '.join(v)}\n" for g, v in sorted(groups.items()))
+    lines = "".join(f"{group}: {', '.join(options)}\n" for group, options in sorted(groups.items()))
     schema = OmegaConf.to_yaml(dataclasses.asdict(config.Config()))
     return string.Template(template).substitute(APP_CONFIG_GROUPS=lines, CONFIG=schema)
 
