@@ -171,7 +171,11 @@ def test_runner_settings_are_declared_once_in_the_config_schema():
         sweep.settings({"n_job": 1})
 
 
-def test_blas_is_pinned_inside_each_task(tmp_path, monkeypatch):
+THREADS = {**SEQUENTIAL, "backend": "threading", "n_jobs": 2, "chunk_runs": 1}  # concurrent tasks in this process
+
+
+@pytest.mark.parametrize("runner", [SEQUENTIAL, THREADS], ids=["sequential", "threading"])
+def test_blas_is_pinned_inside_each_task(runner, tmp_path, monkeypatch):
     if not [p for p in threadpool_info() if p["user_api"] == "blas"]:
         pytest.skip("no BLAS library loaded")
     seen = []
@@ -183,7 +187,7 @@ def test_blas_is_pinned_inside_each_task(tmp_path, monkeypatch):
 
     monkeypatch.setattr(workers, "fit_runs", fit)
     before = [p["num_threads"] for p in threadpool_info()]
-    run_sweep(small_experiment(seeds=[0]), SEQUENTIAL, tmp_path)
+    run_sweep(small_experiment(seeds=[0, 1]), runner, tmp_path)
     assert seen and set(seen) == {1}
     assert [p["num_threads"] for p in threadpool_info()] == before  # restored after the task
     with pytest.raises(ValueError, match="blas_threads"):
