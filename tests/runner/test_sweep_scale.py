@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from dataclasses import asdict
 
 import pandas as pd
@@ -178,10 +179,12 @@ THREADS = {**SEQUENTIAL, "backend": "threading", "n_jobs": 2, "chunk_runs": 1}  
 def test_blas_is_pinned_inside_each_task(runner, tmp_path, monkeypatch):
     if not [p for p in threadpool_info() if p["user_api"] == "blas"]:
         pytest.skip("no BLAS library loaded")
-    seen = []
+    seen, calls, both_inside = [], iter(range(10**6)), threading.Barrier(2, timeout=60)
     real_fit = workers.fit_runs
 
     def fit(runs, data, shared):
+        if runner is THREADS and next(calls) < 2:  # the first two tasks at once
+            both_inside.wait()
         seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
         return real_fit(runs, data, shared)
 
