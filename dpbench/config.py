@@ -198,6 +198,8 @@ def check_user_configs() -> None:
     """A user config in ./conf with the name of a packaged or generated one would shadow it or be shadowed,
     silently: name the file instead."""
     user = user_conf_dir()
+    if user is None:  # nothing to shadow (and the generated names are not made for nothing)
+        return
     for group in GROUPS:
         packaged = _packaged_options(group)
         for name in sorted(_file_options(user, group) & packaged):
