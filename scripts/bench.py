@@ -311,8 +311,8 @@ def main() -> None:
         if naive:
             print(f"naive per-run loop, 1 process: {naive['seconds']:.1f} s, {naive['fits']} fits, "
                   f"peak {naive['peak_mb']:.0f} MB", flush=True)
-        for backend in args.backends.split(","):
-            cli = cli_fig1(os.path.join(tmp, backend), args.n_jobs, backend)
+        for i, backend in enumerate(args.backends.split(",")):  # a backend named twice: timed twice
+            cli = cli_fig1(os.path.join(tmp, f"cli{i}"), args.n_jobs, backend)
             print(f"python -m dpbench sweep (n_jobs={args.n_jobs}, {backend}, parquet + figure + report): "
                   f"{cli['seconds']:.1f} s, peak {cli['peak_mb']:.0f} MB (the main process; loky workers are not "
                   "measured)" + (f"; ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x" if naive else ""),
