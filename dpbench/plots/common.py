@@ -179,7 +179,7 @@ FORMATS = ("png", "pdf")  # what a figure can be saved as (plot.formats); the an
 
 def save(fig, out_path: str | Path, formats=("png",)) -> Path:
     """Write the figure (the whole of it: legends outside the axes included) to out_path and, beside it, in each
-    other of `formats` (a PDF costs as much again as the PNG, so only on request); free it."""
+    other of `formats` (a sweep asks for a PDF only with plot.formats: it is time after every sweep); free it."""
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out_path, dpi=130, bbox_inches="tight")
