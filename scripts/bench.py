@@ -15,7 +15,8 @@
    (a batch of its seeds), in the study's batches and in one batch (the trials' bounds, rounds and schedules
    differ); coefficients compared with the trial-by-trial fits.
 2. fig1_fixed (eps 0.1, 1, 10; 10 seeds) end to end from the command line to parquet and figure, against a
-   naive loop over the same fits (load, make, fit, predict, score) in one process.
+   naive loop over the same fits (load, make, fit, predict, score) in one process; `--backends loky,threading`
+   times the sweep on each joblib backend.
 3. Peak resident memory of each, each measured in a fresh process.
 4. Seconds until a sweep reports a Dask scheduler that does not answer (runner.connect_timeout = 2): should be
    about 2 (tests/runner/test_sweep_scale.py checks the message and that the timeout reaches the client).
@@ -226,9 +227,10 @@ def naive_fig1(results_dir: str) -> dict:
     return {"seconds": time.perf_counter() - start, "peak_mb": _peak_mb(), "fits": fits}
 
 
-def cli_fig1(results_dir: str, n_jobs: int) -> dict:
+def cli_fig1(results_dir: str, n_jobs: int, backend: str = "loky") -> dict:
     """The command line in a fresh process: wall time, and the peak memory of the largest of its processes."""
-    args = ["sweep", *FIG1, f"results_dir={results_dir}", f"runner.n_jobs={n_jobs}", "runner.progress=false"]
+    args = ["sweep", *FIG1, f"results_dir={results_dir}", f"runner.n_jobs={n_jobs}", f"runner.backend={backend}",
+            "runner.progress=false"]
     code = ("import json, resource, sys; from dpbench.__main__ import main; rc = main(" + repr(args) + "); "
             "print(json.dumps([resource.getrusage(r).ru_maxrss / 1024 "
             "for r in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]))")
@@ -325,6 +327,8 @@ def main() -> None:
     parser.add_argument("--only-study", action="store_true", help="only line 1b (the tuned study)")
     parser.add_argument("--only-xgb", action="store_true", help="only section 6 (DP-XGBoost per tree)")
     parser.add_argument("--only-sspgd", action="store_true", help="only line 1c (AdaSSP and DP-GD studies)")
+    parser.add_argument("--backends", default="loky", help="line 2: the sweep on each of these runner.backends")
+    parser.add_argument("--skip-naive", action="store_true", help="line 2: the sweep(s) only, not the naive loop")
     args = parser.parse_args()
     if args.only_xgb:
         print_xgboost_trees()
@@ -374,13 +378,16 @@ def main() -> None:
 
     print("\n2. fig1_fixed (eps 0.1, 1, 10; 10 seeds), the mirror's tasks")
     with tempfile.TemporaryDirectory() as tmp:
-        naive = _in_fresh_process("naive_fig1", tmp)
-        cli = cli_fig1(os.path.join(tmp, "cli"), args.n_jobs)
-    print(f"naive per-run loop, 1 process: {naive['seconds']:.1f} s, {naive['fits']} fits, "
-          f"peak {naive['peak_mb']:.0f} MB")
-    print(f"python -m dpbench sweep (n_jobs={args.n_jobs}, parquet + figure + report): {cli['seconds']:.1f} s, "
-          f"peak {cli['peak_mb']:.0f} MB (the main process; loky workers are not measured)")
-    print(f"ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x")
+        naive = None if args.skip_naive else _in_fresh_process("naive_fig1", tmp)
+        if naive:
+            print(f"naive per-run loop, 1 process: {naive['seconds']:.1f} s, {naive['fits']} fits, "
+                  f"peak {naive['peak_mb']:.0f} MB", flush=True)
+        for i, backend in enumerate(args.backends.split(",")):  # a backend named twice: timed twice
+            cli = cli_fig1(os.path.join(tmp, f"cli{i}"), args.n_jobs, backend)
+            print(f"python -m dpbench sweep (n_jobs={args.n_jobs}, {backend}, parquet + figure + report): "
+                  f"{cli['seconds']:.1f} s, peak {cli['peak_mb']:.0f} MB (the main process; loky workers are not "
+                  "measured)" + (f"; ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x" if naive else ""),
+                  flush=True)
 
     print(f"\n4. unreachable Dask scheduler, connect_timeout=2: reported after {unreachable_scheduler(2.0):.1f} s")
     print_xgboost_trees()

@@ -8,12 +8,14 @@ results directory's lock (runner.lock).  A re-run skips finished runs and redoes
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from dataclasses import fields, replace
 from pathlib import Path
 
 import joblib
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from dpbench import results
@@ -114,9 +116,12 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
         chunks = chunk_units(units, chunk_runs)
         (sweep_dir / "config.json").write_text(json.dumps(exp, indent=2, default=str))
         studies = Path(studies_dir).resolve() if studies_dir is not None else sweep_dir / "tuning"
-        ctx = TaskContext(str(sweep_dir), prov, part_size, blas_threads, owner, imports, str(studies))
+        threads = runner.backend == "threading"  # the tasks share this process's BLAS: pinned once, around them
+        ctx = TaskContext(str(sweep_dir), prov, part_size, None if threads else blas_threads, owner, imports,
+                          str(studies))  # (limits set and restored by each of concurrent tasks would interleave)
         progress = bool(runner.progress)
-        with backends.parallel(runner):
+        with backends.parallel(runner), (threadpool_limits(limits=blas_threads, user_api="blas")
+                                         if threads and blas_threads else contextlib.nullcontext()):
             chunks = _tune(chunks, ctx, progress)
             with tqdm(total=len(todo), desc=prov.experiment, unit="run", disable=not progress) as bar:
                 tasks = (joblib.delayed(run_chunk)(c, ctx) for c in chunks)
