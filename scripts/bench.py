@@ -215,6 +215,7 @@ def main() -> None:
     parser.add_argument("--skip-boosting", action="store_true")
     parser.add_argument("--skip-study", action="store_true")
     parser.add_argument("--only-study", action="store_true", help="only line 1b (the tuned study)")
+    parser.add_argument("--only-boosting", action="store_true", help="only section 1 (batched vs per-run)")
     args = parser.parse_args()
 
     if not (args.skip_boosting or args.only_study):
@@ -228,6 +229,8 @@ def main() -> None:
             print(f"{label:<26}{b['seconds']:>10.1f}{p['seconds']:>11.1f}{p['seconds'] / b['seconds']:>9.1f}x"
                   f"{b['peak_mb']:>17.0f}{p['peak_mb']:>17.0f}", flush=True)
 
+    if args.only_boosting:
+        return
     if not args.skip_study:
         st = _in_fresh_process("tuned_study")
         rounds = st["rounds"]

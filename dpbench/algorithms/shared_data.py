@@ -13,6 +13,7 @@ hundreds of clip bounds on one unit does not hold hundreds of copies.
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,8 +41,13 @@ class SharedData:
                 self._maps.popitem(last=False)
         return stats[key]
 
-    def features(self, fit_intercept: bool, x_bound: float | None) -> np.ndarray:
-        """phi(X): the intercept column when asked, then row clipping at x_bound (None: no clipping)."""
+    def features(self, fit_intercept: bool, x_bound: float | None, dtype=np.float64) -> np.ndarray:
+        """phi(X): the intercept column when asked, then row clipping at x_bound (None: no clipping); `dtype`
+        float32: a float32 copy of it (for products in float32)."""
+        if np.dtype(dtype) != np.float64:
+            return self._get(("features", bool(fit_intercept), x_bound, np.dtype(dtype).name),
+                             lambda: self.features(fit_intercept, x_bound).astype(dtype))
+
         def compute():
             if x_bound is None:
                 return add_intercept_column(self.X) if fit_intercept else self.X
@@ -68,9 +74,32 @@ class SharedData:
         Phi = self.features(fit_intercept, x_bound)
         return self._get(("row_norms", bool(fit_intercept), x_bound), lambda: row_norms(Phi))
 
+    def rows_by_norm(self, fit_intercept: bool, dtype=np.float64) -> RowsByNorm:
+        """The unclipped phi(X) with its rows sorted by norm, and those rows divided by their norms: clipping
+        at C then scales a prefix of rows by nothing and the rest by C / norm, so runs with different bounds
+        share products on these two matrices with per-run constants (`boosting_batch`)."""
+        def compute():
+            Phi, norms = self.features(fit_intercept, None), self.row_norms(fit_intercept, None)
+            order = np.argsort(norms, kind="stable")
+            sorted_norms = norms[order]
+            inverse = np.divide(1.0, sorted_norms, out=np.zeros_like(sorted_norms), where=sorted_norms > 0)
+            X = Phi[order]
+            unit = (X * inverse[:, None]).astype(dtype, copy=False)  # in float64, then cast: no overflow
+            return RowsByNorm(order, X.astype(dtype, copy=False), unit, sorted_norms)
+        return self._get(("rows_by_norm", bool(fit_intercept), None, np.dtype(dtype).name), compute)
+
+
+@dataclass(frozen=True)
+class RowsByNorm:
+    order: np.ndarray  # row i here is row order[i] of phi(X)
+    X: np.ndarray  # phi(X)[order]
+    unit: np.ndarray  # X / norms (rows of norm 0 stay 0)
+    norms: np.ndarray  # ascending (float64)
+
 
 def row_blocks(n: int, runs: int, features: int = 0):
     """Slices of rows such that a (rows x runs) block, and the block of X (rows x features) when given, hold
-    about BLOCK_FLOATS numbers (memory bound: a block of X read twice per round stays in cache)."""
+    about BLOCK_FLOATS numbers (memory bound: a block of X read twice per round stays in cache; float32 blocks
+    of as many numbers measured as fast as larger ones)."""
     step = max(1, BLOCK_FLOATS // max(1, runs, features))
     return [slice(a, min(a + step, n)) for a in range(0, n, step)]
