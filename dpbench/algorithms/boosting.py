@@ -169,75 +169,73 @@ class RoundSums:
     """theta (d x k) -> the k runs' sums clip_{C_r}(X)^T clip(g_r, tau_r), (k x d), in row blocks of X that
     stay in cache, each read once per round for both products.
 
-    Row clipping is a row scaling: clip_C(x_i) = x_i min(1, C / ||x_i||).  When the runs share one C they use
-    its clipped copy of X.  Otherwise the rows are sorted by norm (`SharedData.rows_by_norm`) and the runs by C,
-    so in a block of rows with norms in [lo, hi] the runs with C >= hi are unclipped (products on X), those
-    with C <= lo are clipped to norm C, x_i C / ||x_i|| (products on the unit rows u_i = x_i / ||x_i|| with C
-    folded into theta and into the sum), and only the few with lo < C < hi (a run's C lies in one or two blocks)
-    need a per-row factor.  No (runs x rows) scale matrix is read.  All elementwise work is done in place on
-    one (runs x rows) buffer, each run a contiguous row (numpy's loops are fast along it): scores, negative
-    gradient, clip.
+    Row clipping is a row scaling: clip_C(x_i) = x_i min(1, C / ||x_i||) = C u_i min(||x_i|| / C, 1) with
+    u_i = x_i / ||x_i||.  When the runs share one C they use its clipped copy of X.  Otherwise the products run
+    on U, the unit rows sorted by norm (`SharedData.rows_by_norm`), with the runs sorted by C: in a block of
+    rows with norms in [lo, hi] the runs with C <= lo are clipped, x_i -> C u_i (C folded into theta and into
+    the sum: no pass), those with C >= hi unclipped, x_i = ||x_i|| u_i (the block's norms, one vector for all
+    of them), and only the few with lo < C < hi (a run's C lies in one or two blocks) need a factor per row and
+    run.  All elementwise work is done in place on one (runs x rows) buffer, each run a contiguous row (numpy's
+    loops are fast along it): scores, negative gradient, clip.  float32 products are summed over blocks in
+    float64.
     """
 
     def __init__(self, shared: SharedData, fit_intercept: bool, y, x_bounds, y_bounds, dtype):
         k = len(x_bounds)
-        if np.all(x_bounds == x_bounds[0]):  # one feature map: its clipped copy, on which no run clips
-            self.X, self.unit = shared.features(fit_intercept, float(x_bounds[0]), dtype), None
-            self.cols, self.bounds, norms = np.arange(k), np.full(k, np.inf), None
+        self.blocks = []  # (rows, a, b, f): runs [:a] clipped, [a:b] mixed with factors f, [b:] unclipped
+        if np.all(x_bounds == x_bounds[0]):  # one feature map: its clipped copy (all runs "clipped" at C = 1)
+            self.X, self.norms = shared.features(fit_intercept, float(x_bounds[0]), dtype), None
+            self.cols, self.bounds = np.arange(k), np.ones(k)
+            self.blocks = [(rows, k, k, None) for rows in row_blocks(len(y), k, self.X.shape[1])]
         else:
             by_norm = shared.rows_by_norm(fit_intercept, dtype)
-            self.X, self.unit, y, norms = by_norm.X, by_norm.unit, y[by_norm.order], by_norm.norms
+            self.X, self.norms, y = by_norm.unit, by_norm.norms.astype(dtype), y[by_norm.order]
             self.cols = np.argsort(x_bounds, kind="stable")  # runs by C: clipped, mixed, unclipped in a block
             self.bounds = x_bounds[self.cols]
-        self.y = y.astype(dtype)
-        tau = y_bounds[self.cols]
-        self.tau = dtype.type(tau[0]) if np.all(tau == tau[0]) else tau.astype(dtype)[:, None]  # one per run
-        self.blocks = []  # (rows, a, b, f): runs [:a] clipped, [a:b] mixed with factors f, [b:] unclipped
-        for rows in row_blocks(len(y), k, self.X.shape[1]):
-            a = b = 0
-            if norms is not None:
-                lo, hi = norms[rows.start], norms[rows.stop - 1]
+            for rows in row_blocks(len(y), k, self.X.shape[1]):
+                lo, hi = by_norm.norms[rows.start], by_norm.norms[rows.stop - 1]
                 a, b = np.searchsorted(self.bounds, lo, "right"), np.searchsorted(self.bounds, hi, "left")
-            # x_i min(1, C / ||x_i||) = C u_i min(||x_i|| / C, 1)
-            f = np.minimum(norms[rows] / self.bounds[a:b, None], 1.0).astype(dtype) if b > a else None
-            self.blocks.append((rows, int(a), int(b), f))
+                f = np.minimum(by_norm.norms[rows] / self.bounds[a:b, None], 1.0).astype(dtype) if b > a else None
+                self.blocks.append((rows, int(a), int(b), f))
+        self.y, tau = y.astype(dtype), y_bounds[self.cols]
+        # clip(g, tau) = tau clip(g / tau, 1): runs with different bounds scale their gradients and clip at 1
+        # (np.clip is fast with one bound only), tau folded into the sums
+        self.tau, self.tau_runs = (dtype.type(tau[0]), None) if np.all(tau == tau[0]) else (dtype.type(1), tau)
         self.buffer = np.empty(max(r.stop - r.start for r, *_ in self.blocks) * k, dtype)
 
     def __call__(self, theta: np.ndarray, loss: str) -> np.ndarray:
         d, k = theta.shape
         th = theta[:, self.cols].T  # (runs x d), in the runs' order by C
-        on_x, on_unit = th.astype(self.buffer.dtype), None
-        sums, unit_sums = np.zeros((k, d)), None
-        if self.unit is not None:
-            on_unit, unit_sums = (self.bounds[:, None] * th).astype(self.buffer.dtype), np.zeros((k, d))
+        plain, scaled = th.astype(self.buffer.dtype), (self.bounds[:, None] * th).astype(self.buffer.dtype)
+        inverse_tau = None if self.tau_runs is None else (1.0 / self.tau_runs[:, None]).astype(self.buffer.dtype)
+        on = np.empty_like(plain)  # theta of the block's runs: C theta for clipped and mixed runs, theta for others
+        sums, scaled_sums = np.zeros((k, d)), np.zeros((k, d))  # the latter times C at the end
         for rows, a, b, f in self.blocks:
             s = self.buffer[:(rows.stop - rows.start) * k].reshape(k, -1)  # (runs x rows) scores, then gradients
-            if b:
-                np.matmul(on_unit[:b], self.unit[rows].T, out=s[:b])
-            if b < k:
-                np.matmul(on_x[b:], self.X[rows].T, out=s[b:])
-            if f is not None:
-                s[a:b] *= f
+            on[:b], on[b:] = scaled[:b], plain[b:]
+            np.matmul(on, self.X[rows].T, out=s)
+            self._scale(s, rows, a, b, f)
             negative_gradient_into(loss, self.y[rows], s)
-            clip_into(s, self.tau)
-            if f is not None:
-                s[a:b] *= f
-            if b:
-                unit_sums[:b] += s[:b] @ self.unit[rows]
-            if b < k:
-                sums[b:] += s[b:] @ self.X[rows]
-        if unit_sums is not None:
-            sums += self.bounds[:, None] * unit_sums
+            if inverse_tau is not None:
+                s *= inverse_tau
+            np.clip(s, -self.tau, self.tau, out=s)
+            self._scale(s, rows, a, b, f)
+            block = s @ self.X[rows]
+            scaled_sums[:b] += block[:b]
+            sums[b:] += block[b:]
+        sums += self.bounds[:, None] * scaled_sums
+        if self.tau_runs is not None:
+            sums *= self.tau_runs[:, None]
         out = np.empty_like(sums)
         out[self.cols] = sums
         return out
 
-
-def clip_into(s: np.ndarray, bound) -> np.ndarray:
-    """clip(s, -bound, bound) written over s; bound one number or a column of one per run (row of s)."""
-    if np.ndim(bound) == 0:
-        return np.clip(s, -bound, bound, out=s)
-    return np.maximum(np.minimum(s, bound, out=s), -bound, out=s)  # np.clip is slow with array bounds
+    def _scale(self, s, rows, a, b, f):
+        """The row factors of the block's mixed runs [a:b] and unclipped runs [b:] (the norms)."""
+        if f is not None:
+            s[a:b] *= f
+        if b < len(s):
+            s[b:] *= self.norms[rows]
 
 
 def negative_gradient_into(loss: str, y: np.ndarray, s: np.ndarray) -> np.ndarray:

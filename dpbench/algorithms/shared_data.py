@@ -75,26 +75,23 @@ class SharedData:
         return self._get(("row_norms", bool(fit_intercept), x_bound), lambda: row_norms(Phi))
 
     def rows_by_norm(self, fit_intercept: bool, dtype=np.float64) -> RowsByNorm:
-        """The unclipped phi(X) with its rows sorted by norm, and those rows divided by their norms: clipping
-        at C then scales a prefix of rows by nothing and the rest by C / norm, so runs with different bounds
-        share products on these two matrices with per-run constants (`boosting_batch`)."""
+        """The unclipped phi(X)'s rows sorted by norm, divided by it: clipping at C then leaves a prefix of rows
+        unscaled and scales the rest to norm C, so runs with different bounds share products on one matrix with
+        per-run constants (`boosting.RoundSums`)."""
         def compute():
-            Phi, norms = self.features(fit_intercept, None), self.row_norms(fit_intercept, None)
+            norms = self.row_norms(fit_intercept, None)
             order = np.argsort(norms, kind="stable")
-            sorted_norms = norms[order]
-            inverse = np.divide(1.0, sorted_norms, out=np.zeros_like(sorted_norms), where=sorted_norms > 0)
-            X = Phi[order]
-            unit = (X * inverse[:, None]).astype(dtype, copy=False)  # in float64, then cast: no overflow
-            return RowsByNorm(order, X.astype(dtype, copy=False), unit, sorted_norms)
+            inverse = np.divide(1.0, norms[order], out=np.zeros(len(order)), where=norms[order] > 0)
+            unit = (self.features(fit_intercept, None)[order] * inverse[:, None]).astype(dtype, copy=False)
+            return RowsByNorm(order, unit, norms[order])
         return self._get(("rows_by_norm", bool(fit_intercept), None, np.dtype(dtype).name), compute)
 
 
 @dataclass(frozen=True)
 class RowsByNorm:
     order: np.ndarray  # row i here is row order[i] of phi(X)
-    X: np.ndarray  # phi(X)[order]
-    unit: np.ndarray  # X / norms (rows of norm 0 stay 0)
-    norms: np.ndarray  # ascending (float64)
+    unit: np.ndarray  # phi(X)[order] / norms: rows of norm 1 (rows of norm 0 stay 0)
+    norms: np.ndarray  # ||phi(x)|| in that order, ascending (float64)
 
 
 def row_blocks(n: int, runs: int, features: int = 0):
