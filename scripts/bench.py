@@ -1,16 +1,19 @@
 """`make bench`: speed and memory of the hot paths as ratios measured in one run (never asserted in tests).
 
 1. BoostedAdaSSP (T = 100) for R = 30 runs: the batched fit (`fit_batch`: shared X^T X, X Theta and X^T G
-   as matrix-matrix products in row blocks) against the per-run estimator loop, on the largest mirror task
-   (SGEMM, 241,600 x 15 after one-hot; synthetic data of that shape when the mirror is absent) and on
-   synthetic data shaped like Table II's largest tasks (581,835 x 31, 515,345 x 90).  One BLAS thread, as a
-   runner worker has.  The per-run loop is timed on `--loop-runs` runs and scaled to R (its runs are alike).
+   as matrix-matrix products in row blocks), in float64 and with products="float32", against the per-run
+   estimator loop, on the largest mirror task (SGEMM, 241,600 x 15 after one-hot; synthetic data of that shape
+   when the mirror is absent) and on synthetic data shaped like Table II's largest tasks (581,835 x 31,
+   515,345 x 90).  One BLAS thread, as a runner worker has; CPU seconds (the machine may be shared), wall
+   seconds beside them.  The per-run loop is timed on `--loop-runs` runs and scaled to R (its runs are alike).
+   What bounds the batched fit: its GFLOP/s, and the CPU seconds of its block products alone (plain matmuls of
+   the same shapes, no elementwise work).
 1b. Tuned study: one default study (50 trials x 3 seeds, eps 1) of BoostedAdaSSP on SGEMM's fit part
    (154,624 x 15; synthetic of that shape without the mirror), run once; then its 150 trial fits timed each
-   alone (the estimator's fit), one trial at a time (a batch per trial: its 3 seeds, how trials were batched
-   before bounds and rounds could differ within a batch), in the study's batches (batch_trials trials per
-   fit_batch, what the study now does) and all in one fit_batch; every run's coefficients are checked equal
-   to its fit alone.  One BLAS thread.
+   alone (the estimator's fit), one trial at a time (a batch per trial: its 3 seeds), in the study's batches
+   (its asks: `study.ask_size`) and all in one fit_batch, in float64 and float32; every run's coefficients are
+   checked equal to its fit alone.  The rounds alone bound a batch's gain over trial by trial (it runs as long
+   as its longest trial): sum of n_rounds / sum over batches of their longest.  One BLAS thread, CPU seconds.
 2. fig1_fixed (eps 0.1, 1, 10; 10 seeds) end to end from the command line to parquet and figure, against a
    naive loop over the same fits (load, make, fit, predict, score) in one process.
 3. Peak resident memory of each, each measured in a fresh process.
