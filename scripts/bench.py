@@ -85,7 +85,7 @@ def boosting(name: str, n: int, d: int, runs: int, mode: str, loop_runs: int) ->
 
 
 def block_products(X, runs: int, products: str) -> float:
-    """CPU seconds of one round's products alone (Theta^T X_b^T, then G X_b, block by block as the batched fit
+    """CPU seconds of one round's products alone (X_b Theta, then G X_b, block by block as the batched fit
     reads X), best of 5: what BLAS allows the batched fit on this shape, all elementwise work left out."""
     import numpy as np
 
@@ -93,7 +93,7 @@ def block_products(X, runs: int, products: str) -> float:
     from dpbench.algorithms.shared_data import row_blocks
 
     Xc = clip_rows(X, 1.0).astype(products)
-    theta = np.random.default_rng(0).normal(size=(runs, X.shape[1])).astype(products)
+    theta = np.random.default_rng(0).normal(size=(X.shape[1], runs)).astype(products)
     blocks = row_blocks(X.shape[0], runs, X.shape[1])
     buffer = np.empty((blocks[0].stop - blocks[0].start) * runs, products)
     best = math.inf
@@ -101,7 +101,7 @@ def block_products(X, runs: int, products: str) -> float:
         cpu = time.process_time()
         for rows in blocks:
             s = buffer[:(rows.stop - rows.start) * runs].reshape(runs, -1)
-            np.matmul(theta, Xc[rows].T, out=s)
+            np.matmul(Xc[rows], theta, out=s.T)
             s @ Xc[rows]
         best = min(best, time.process_time() - cpu)
     return best

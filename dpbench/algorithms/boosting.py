@@ -205,15 +205,15 @@ class RoundSums:
 
     def __call__(self, theta: np.ndarray, loss: str) -> np.ndarray:
         d, k = theta.shape
-        th = theta[:, self.cols].T  # (runs x d), in the runs' order by C
-        plain, scaled = th.astype(self.buffer.dtype), (self.bounds[:, None] * th).astype(self.buffer.dtype)
+        th = theta[:, self.cols]  # in the runs' order by C; (d x runs): BLAS is twice as fast as with (runs x d)
+        plain, scaled = (np.ascontiguousarray(v, self.buffer.dtype) for v in (th, th * self.bounds))
         inverse_tau = None if self.tau_runs is None else (1.0 / self.tau_runs[:, None]).astype(self.buffer.dtype)
         on = np.empty_like(plain)  # theta of the block's runs: C theta for clipped and mixed runs, theta for others
         sums, scaled_sums = np.zeros((k, d)), np.zeros((k, d))  # the latter times C at the end
         for rows, a, b, f in self.blocks:
             s = self.buffer[:(rows.stop - rows.start) * k].reshape(k, -1)  # (runs x rows) scores, then gradients
-            on[:b], on[b:] = scaled[:b], plain[b:]
-            np.matmul(on, self.X[rows].T, out=s)
+            on[:, :b], on[:, b:] = scaled[:, :b], plain[:, b:]
+            np.matmul(self.X[rows], on, out=s.T)
             self._scale(s, rows, a, b, f)
             negative_gradient_into(loss, self.y[rows], s)
             if inverse_tau is not None:
