@@ -20,7 +20,7 @@ import numpy as np
 from dpbench.algorithms.base import add_intercept_column, row_norms
 from dpbench.algorithms.linear_algebra import min_eigenvalue
 
-BLOCK_FLOATS = 1 << 16  # numbers in one row block of an (n x runs) matrix: 512 kB, stays in cache
+BLOCK_FLOATS = 1 << 16  # numbers in the row blocks of X and of an (n x runs) matrix: 512 kB, stay in cache
 MAX_FEATURE_MAPS = 4  # feature maps (and their statistics) kept per SharedData, least recently used dropped
 
 
@@ -95,8 +95,8 @@ class RowsByNorm:
 
 
 def row_blocks(n: int, runs: int, features: int = 0):
-    """Slices of rows such that a (rows x runs) block, and the block of X (rows x features) when given, hold
-    about BLOCK_FLOATS numbers (memory bound: a block of X read twice per round stays in cache; float32 blocks
-    of as many numbers measured as fast as larger ones)."""
-    step = max(1, BLOCK_FLOATS // max(1, runs, features))
+    """Slices of rows such that a (rows x runs) block and the block of X (rows x features) together hold about
+    BLOCK_FLOATS numbers: both stay in cache from one product to the next, so X is read from memory once per
+    round (float32 blocks of as many numbers measured as fast as larger ones)."""
+    step = max(1, BLOCK_FLOATS // max(1, runs + features))
     return [slice(a, min(a + step, n)) for a in range(0, n, step)]
