@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import numpy as np
 
 from dpbench.algorithms.base import add_intercept_column, row_norms
 from dpbench.algorithms.linear_algebra import min_eigenvalue
 
-BLOCK_FLOATS = 1 << 16  # numbers in one row block of an (n x runs) matrix: 512 kB, stays in cache
+BLOCK_FLOATS = 1 << 16  # numbers in the row blocks of X and of an (n x runs) matrix: 512 kB, stay in cache
 MAX_FEATURE_MAPS = 4  # feature maps (and their statistics) kept per SharedData, least recently used dropped
 
 
@@ -49,8 +50,13 @@ class SharedData:
                 self._maps.popitem(last=False)
         return stats[key]
 
-    def features(self, fit_intercept: bool, x_bound: float | None) -> np.ndarray:
-        """phi(X): the intercept column when asked, then row clipping at x_bound (None: no clipping)."""
+    def features(self, fit_intercept: bool, x_bound: float | None, dtype=np.float64) -> np.ndarray:
+        """phi(X): the intercept column when asked, then row clipping at x_bound (None: no clipping); `dtype`
+        float32: a float32 copy of it (for products in float32)."""
+        if np.dtype(dtype) != np.float64:
+            return self._get(("features", bool(fit_intercept), x_bound, np.dtype(dtype).name),
+                             lambda: self.features(fit_intercept, x_bound).astype(dtype))
+
         def compute():
             if x_bound is None:
                 return add_intercept_column(self.X) if fit_intercept else self.X
@@ -124,6 +130,19 @@ class SharedData:
                 self._small[("xty", fit_intercept, *p)] = xty[:, j].copy()
 
 
+    def rows_by_norm(self, fit_intercept: bool, dtype=np.float64) -> RowsByNorm:
+        """The unclipped phi(X)'s rows sorted by norm, divided by it: clipping at C then leaves a prefix of rows
+        unscaled and scales the rest to norm C, so runs with different bounds share products on one matrix with
+        per-run constants (`boosting.RoundSums`)."""
+        def compute():
+            norms = self.row_norms(fit_intercept, None)
+            order = np.argsort(norms, kind="stable")
+            inverse = np.divide(1.0, norms[order], out=np.zeros(len(order)), where=norms[order] > 0)
+            unit = (self.features(fit_intercept, None)[order] * inverse[:, None]).astype(dtype, copy=False)
+            return RowsByNorm(order, unit, norms[order])
+        return self._get(("rows_by_norm", bool(fit_intercept), None, np.dtype(dtype).name), compute)
+
+
 SMALL = ("gram", "min_eig", "xty")  # d-sized statistics: kept for every feature map
 
 
@@ -132,8 +151,16 @@ def row_scale(norms: np.ndarray, x_bound):
     return x_bound / np.maximum(norms, x_bound)
 
 
+@dataclass(frozen=True)
+class RowsByNorm:
+    order: np.ndarray  # row i here is row order[i] of phi(X)
+    unit: np.ndarray  # phi(X)[order] / norms: rows of norm 1 (rows of norm 0 stay 0)
+    norms: np.ndarray  # ||phi(x)|| in that order, ascending (float64)
+
+
 def row_blocks(n: int, runs: int, features: int = 0):
-    """Slices of rows such that a (rows x runs) block, and the block of X (rows x features) when given, hold
-    about BLOCK_FLOATS numbers (memory bound: a block of X read twice per round stays in cache)."""
-    step = max(1, BLOCK_FLOATS // max(1, runs, features))
+    """Slices of rows such that a (rows x runs) block and the block of X (rows x features) together hold about
+    BLOCK_FLOATS numbers: both stay in cache from one product to the next, so X is read from memory once per
+    round (float32 blocks of as many numbers measured as fast as larger ones)."""
+    step = max(1, BLOCK_FLOATS // max(1, runs + features))
     return [slice(a, min(a + step, n)) for a in range(0, n, step)]

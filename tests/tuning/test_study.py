@@ -213,3 +213,33 @@ def test_a_small_categorical_space_is_searched_exhaustively(tmp_path):
     trials = _finished(optuna.load_study(study_name=study_key(run), storage=storage))
     assert sorted(t.params["subsample"] for t in trials) == [0.2, 0.5, 0.8]
     assert tuning.study_trials(spec, {**run.tuning, "n_trials": 2}) == 2  # fewer trials than points: TPE
+
+
+def test_the_random_startup_trials_are_asked_at_once(tmp_path, monkeypatch):
+    """TPE draws its first N_STARTUP trials at random (12 when asked 4 at a time): asked at once, they are the
+    same trials in one batched fit, and the study after them is the same study."""
+    import optuna
+
+    from dpbench.tuning import study
+
+    assert [study.ask_size(done, 14, 4) for done in (0, 12)] == [12, 2]
+    assert study.ask_size(0, 5, 4) == 5 and study.ask_size(0, 50, 16) == 16 and study.ask_size(8, 50, 4) == 4
+
+    fit_group, sizes = study.fit_group, []
+    monkeypatch.setattr(study, "fit_group", lambda ests, *args: sizes.append(len(ests)) or fit_group(ests, *args))
+    run = _tuned_run(algorithm="boosted_adassp", n_trials=14, batch_trials=4, seeds=1)
+
+    def trials(path):
+        sizes.clear()
+        run_study(run, load_dataset(DATA, split_seed=run.data_seed), path)
+        storage = optuna.storages.JournalStorage(
+            optuna.storages.journal.JournalFileBackend(str(path / f"{study_key(run)}.log")))
+        return _finished(optuna.load_study(study_name=study_key(run), storage=storage))
+
+    at_once = trials(tmp_path / "a")
+    assert sizes == [12, 2]
+    monkeypatch.setattr(study, "ask_size", lambda done, n, batch: min(batch, n - done))  # asks of 4 throughout
+    before = trials(tmp_path / "b")
+    assert sizes == [4, 4, 4, 2]
+    assert [t.params for t in at_once] == [t.params for t in before]
+    np.testing.assert_allclose([t.value for t in at_once], [t.value for t in before], rtol=1e-9)
