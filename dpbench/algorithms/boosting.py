@@ -35,7 +35,7 @@ from dpbench.algorithms.linear_algebra import inverse_psd
 from dpbench.algorithms.registry import algorithm
 from dpbench.algorithms.shared_data import SharedData, row_blocks
 from dpbench.algorithms.ssp import SSP_CONSTRAINTS, private_gram_and_ridge
-from dpbench.privacy import gaussian_mechanism, split_mu
+from dpbench.privacy import gaussian_rounds, split_mu
 
 LOSSES = ("squared", "logistic", "hinge")
 PRODUCTS = ("float64", "float32")  # dtype of the products X theta, X^T g (float32: float64 sums over row blocks)
@@ -118,11 +118,8 @@ def private_start(est, shared: SharedData, key: tuple, mu: float, rng, ledger):
     mu_gram, mu_grad, mu_lambda = split_mu(mu, ratio)
     gram, lam = private_gram_and_ridge(shared, key, est.x_bound, mu_gram, mu_lambda, est.failure_prob, rng, ledger)
     est.ridge_lambda_ = lam
-    sens, mu_round = est.x_bound * est.y_bound, mu_grad / math.sqrt(est.n_rounds)
-
-    def release(xtg):
-        return gaussian_mechanism(xtg, sens, mu_round, rng, ledger, "X^T clip(g_t)")
-
+    release = gaussian_rounds(est.x_bound * est.y_bound, mu_grad / math.sqrt(est.n_rounds), est.n_rounds,
+                              gram.shape[0], rng, ledger, "X^T clip(g_t)")
     return inverse_psd(gram + lam * np.eye(gram.shape[0])), release
 
 
