@@ -58,7 +58,7 @@ class DataConfig:
 
 
 def _plot_defaults() -> dict:
-    return {"kind": "privacy_curve", "metric": None, "x": None, "y": None}
+    return {"kind": "privacy_curve", "metric": None, "x": None, "y": None, "formats": ["png"]}
 
 
 @dataclass
@@ -198,6 +198,8 @@ def check_user_configs() -> None:
     """A user config in ./conf with the name of a packaged or generated one would shadow it or be shadowed,
     silently: name the file instead."""
     user = user_conf_dir()
+    if user is None:  # nothing to shadow (and the generated names are not made for nothing)
+        return
     for group in GROUPS:
         packaged = _packaged_options(group)
         for name in sorted(_file_options(user, group) & packaged):
@@ -342,6 +344,7 @@ def _check_plot(plot: dict) -> None:
     """The figure kind and its options, so that the figure cannot fail on the config after a long sweep."""
     from dpbench import algorithms, metrics, plots
 
+    plots.formats(plot)
     options = plots.options(plot, plots.get_kind(plot.get("kind") or plots.DEFAULT_KIND))  # what the kind takes
     if "metric" in options:
         _check_choice("plot.metric", options["metric"], metrics.columns())

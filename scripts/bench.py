@@ -1,21 +1,33 @@
 """`make bench`: speed and memory of the hot paths as ratios measured in one run (never asserted in tests).
 
 1. BoostedAdaSSP (T = 100) for R = 30 runs: the batched fit (`fit_batch`: shared X^T X, X Theta and X^T G
-   as matrix-matrix products in row blocks) against the per-run estimator loop, on the largest mirror task
-   (SGEMM, 241,600 x 15 after one-hot; synthetic data of that shape when the mirror is absent) and on
-   synthetic data shaped like Table II's largest tasks (581,835 x 31, 515,345 x 90).  One BLAS thread, as a
-   runner worker has.  The per-run loop is timed on `--loop-runs` runs and scaled to R (its runs are alike).
+   as matrix-matrix products in row blocks), in float64 and with products="float32", against the per-run
+   estimator loop, on the largest mirror task (SGEMM, 241,600 x 15 after one-hot; synthetic data of that shape
+   when the mirror is absent) and on synthetic data shaped like Table II's largest tasks (581,835 x 31,
+   515,345 x 90).  One BLAS thread, as a runner worker has; CPU seconds (the machine may be shared), wall
+   seconds beside them.  The per-run loop is timed on `--loop-runs` runs and scaled to R (its runs are alike).
+   What bounds the batched fit: its GFLOP/s, and the CPU seconds of its block products alone (plain matmuls of
+   the same shapes, no elementwise work).
 1b. Tuned study: one default study (50 trials x 3 seeds, eps 1) of BoostedAdaSSP on SGEMM's fit part
    (154,624 x 15; synthetic of that shape without the mirror), run once; then its 150 trial fits timed each
-   alone (the estimator's fit), one trial at a time (a batch per trial: its 3 seeds, how trials were batched
-   before bounds and rounds could differ within a batch), in the study's batches (batch_trials trials per
-   fit_batch, what the study now does) and all in one fit_batch; every run's coefficients are checked equal
-   to its fit alone.  One BLAS thread.
+   alone (the estimator's fit), one trial at a time (a batch per trial: its 3 seeds), in the study's batches
+   (its asks: `study.ask_size`) and all in one fit_batch, in float64 and float32; every run's coefficients are
+   checked equal to its fit alone.  The rounds alone bound a batch's gain over trial by trial (it runs as long
+   as its longest trial): sum of n_rounds / sum over batches of their longest.  One BLAS thread, CPU seconds.
+1c. The same for AdaSSP and DP-GD (`sspgd_study`): one default study each, then its trial fits trial by trial
+   (a batch of its seeds), in the study's batches and in one batch (the trials' bounds, rounds and schedules
+   differ); coefficients compared with the trial-by-trial fits.
 2. fig1_fixed (eps 0.1, 1, 10; 10 seeds) end to end from the command line to parquet and figure, against a
-   naive loop over the same fits (load, make, fit, predict, score) in one process.
+   naive loop over the same fits (load, make, fit, predict, score) in one process; `--backends loky,threading`
+   times the sweep on each joblib backend.
 3. Peak resident memory of each, each measured in a fresh process.
 4. Seconds until a sweep reports a Dask scheduler that does not answer (runner.connect_timeout = 2): should be
    about 2 (tests/runner/test_sweep_scale.py checks the message and that the timeout reaches the client).
+6. partners: DP-XGBoost seconds per tree on adult (32,561 x 123 one-hot; synthetic indicators of that shape
+   without the mirror), the package's fit (histograms over the entries off each feature's zero bin) against
+   the dense histograms of before (`DenseHistogramsReference` in tests/algorithms/test_dp_xgboost.py), eps 10
+   (nearly every record in every tree), 20 rounds, two fits each alternating in one process, leaf values checked
+   equal.  One BLAS thread.  `--only-xgb` runs only this.
 7. estimates: dry-run estimate vs measured.  For a few small grids (ESTIMATE_GRIDS), `sweep --dry-run`'s time
    estimate, then the sweep's measured wall time (each a fresh command, the sweep right after its dry run, in
    an empty results directory), their ratio and the load average beside them: the estimate should be within
@@ -26,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import subprocess
@@ -61,7 +74,8 @@ def _data(name: str, n: int, d: int):
 
 
 def boosting(name: str, n: int, d: int, runs: int, mode: str, loop_runs: int) -> dict:
-    """One measurement, in this (fresh) process: seconds for `runs` fits and the peak memory."""
+    """One measurement, in this (fresh) process: CPU and wall seconds for `runs` fits, the peak memory; for the
+    batched modes also the CPU seconds of the products alone (T rounds of `block_products`, after the peak)."""
     from threadpoolctl import threadpool_limits
 
     from dpbench import algorithms
@@ -69,16 +83,53 @@ def boosting(name: str, n: int, d: int, runs: int, mode: str, loop_runs: int) ->
 
     X, y = _data(name, n, d)
     ests = [algorithms.make("boosted_adassp", epsilon=1.0, random_state=i) for i in range(runs)]
+    out = {"shape": list(X.shape)}
     with threadpool_limits(1, "blas"):
-        start = time.perf_counter()
-        if mode == "batched":
-            BoostedAdaSSPRegressor.fit_batch(ests, X, y)
-            seconds = time.perf_counter() - start
+        start, cpu = time.perf_counter(), time.process_time()
+        if mode in ("batched", "batched32"):
+            products = {"products": "float32"} if mode == "batched32" else {}
+            BoostedAdaSSPRegressor.fit_batch(ests, X, y, **products)
+            out.update(seconds=time.perf_counter() - start, cpu=time.process_time() - cpu, peak_mb=_peak_mb())
+            out["products_cpu"] = ests[0].n_rounds * block_products(X, runs, products.get("products", "float64"))
         else:
             for est in ests[:loop_runs]:
                 est.fit(X, y)
-            seconds = (time.perf_counter() - start) * runs / loop_runs
-    return {"seconds": seconds, "peak_mb": _peak_mb(), "shape": list(X.shape)}
+            out["seconds"] = (time.perf_counter() - start) * runs / loop_runs
+            out["cpu"] = (time.process_time() - cpu) * runs / loop_runs
+    return {"peak_mb": _peak_mb(), **out}  # the batched fit's peak: before `block_products`' copies of X
+
+
+def block_products(X, runs: int, products: str) -> float:
+    """CPU seconds of one round's products alone (X_b Theta, then G X_b, block by block as the batched fit
+    reads X), best of 5: what BLAS allows the batched fit on this shape, all elementwise work left out."""
+    import numpy as np
+
+    from dpbench.algorithms.base import clip_rows
+    from dpbench.algorithms.shared_data import row_blocks
+
+    Xc = clip_rows(X, 1.0).astype(products)
+    theta = np.random.default_rng(0).normal(size=(X.shape[1], runs)).astype(products)
+    blocks = row_blocks(X.shape[0], runs, X.shape[1])
+    buffer = np.empty((blocks[0].stop - blocks[0].start) * runs, products)
+    best = math.inf
+    for _ in range(5):
+        cpu = time.process_time()
+        for rows in blocks:
+            s = buffer[:(rows.stop - rows.start) * runs].reshape(runs, -1)
+            np.matmul(Xc[rows], theta, out=s.T)
+            s @ Xc[rows]
+        best = min(best, time.process_time() - cpu)
+    return best
+
+
+def study_asks(trials: int, batch_trials: int) -> list[int]:
+    """The trials of each of a study's asks (one batched fit each), as `run_study` makes them."""
+    from dpbench.tuning.study import ask_size
+
+    asks = []
+    while sum(asks) < trials:
+        asks.append(ask_size(sum(asks), trials, batch_trials))
+    return asks
 
 
 def tuned_study() -> dict:
@@ -107,33 +158,99 @@ def tuned_study() -> dict:
         data = load_dataset(run.dataset, split_seed=run.data_seed)
     cfg, key = run.tuning, study_key(run)
     with tempfile.TemporaryDirectory() as tmp, threadpool_limits(1, "blas"):
+        start, cpu = time.perf_counter(), time.process_time()
+        run_study(run, data, pathlib.Path(tmp))
+        study_seconds, study_cpu = time.perf_counter() - start, time.process_time() - cpu
+        storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(f"{tmp}/{key}.log"))
+        param_sets = [t.params for t in _finished(optuna.load_study(study_name=key, storage=storage))]
+    fit = validation_split(data, cfg["validation_fraction"], int(key, 16) % 2**32)  # the study's fit part
+    seeds, trials = cfg["seeds"], len(param_sets)
+    asks = study_asks(trials, cfg["batch_trials"])
+    out = {"study_seconds": study_seconds, "study_cpu": study_cpu, "trials": trials, "seeds": seeds,
+           "shape": list(fit.X_train.shape), "batch_trials": cfg["batch_trials"], "asks": asks}
+    rounds = [p["n_rounds"] for p in param_sets]
+    batches = {"per_trial": [1] * trials, "study_batches": asks, "one_batch": [trials]}
+    for mode, sizes in batches.items():  # rounds alone bound a batch's gain: it runs as long as its longest trial
+        ends = np.cumsum(sizes)
+        out[f"{mode}_bound"] = sum(rounds) / sum(max(rounds[e - n:e]) for n, e in zip(sizes, ends, strict=True))
+    thetas = {}
+    for mode, products in (("per_fit", "float64"), *((m, p) for p in ("float64", "float32") for m in batches)):
+        ests = trial_estimators(run, fit, param_sets, seeds)
+        shared, name = SharedData(fit.X_train, fit.y_train), mode if products == "float64" else f"{mode}32"
+        with threadpool_limits(1, "blas"):
+            start, cpu = time.perf_counter(), time.process_time()
+            if mode == "per_fit":  # the single-run estimator, each fit alone
+                for est in ests:
+                    est.fit(fit.X_train, fit.y_train)
+            else:
+                first = 0
+                for n in batches[mode]:
+                    BoostedAdaSSPRegressor.fit_batch(ests[first * seeds:(first + n) * seeds], fit.X_train,
+                                                     fit.y_train, shared, products=products)
+                    first += n
+            out[name], out[f"{name}_wall"] = time.process_time() - cpu, time.perf_counter() - start
+        thetas[name] = [e.theta_ for e in ests]
+    for suffix in ("", "32"):
+        out[f"max_rel_diff{suffix}"] = max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-300))
+                                           for mode in batches
+                                           for a, b in zip(thetas["per_fit"], thetas[mode + suffix], strict=True))
+    out["rounds"] = sorted(rounds)
+    return out
+
+
+def sspgd_study(name: str) -> dict:
+    """One default study (50 trials x 3 seeds, eps 1) of `name` (adassp, ssp or dpgd) on SGEMM's fit part
+    (synthetic of that shape without the mirror), run once; then its trial fits timed trial by trial (a batch
+    per trial: its seeds), in the study's batches and all in one batch, each run's coefficients compared with
+    its trial-by-trial fit (max relative difference: a DP-GD trial whose iteration amplifies rounding, e.g. step
+    1 on SGEMM's unscaled rows, moves about as much when its single fit's rows are permuted)."""
+    import pathlib
+
+    import numpy as np
+    import optuna
+    from threadpoolctl import threadpool_limits
+
+    from dpbench import algorithms
+    from dpbench.algorithms.shared_data import SharedData
+    from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
+    from dpbench.runner.grid import expand
+    from dpbench.tuning.study import _finished, run_study, study_key, trial_estimators, validation_split
+
+    exp = {"name": "bench_sspgd", "algorithms": [{"name": name, "modes": ["tuned"]}], "epsilons": [1.0],
+           "datasets": [{"name": "openml_361104"}], "deltas": [1e-6], "seeds": [0], "tuning_mode": "tuned",
+           "split": "fixed"}
+    try:
+        run = expand(exp)[0]
+        data = load_dataset(run.dataset, split_seed=run.data_seed, data_dir=resolve_data_dir(), split=run.split)
+    except MissingDataError:
+        exp["datasets"] = [{"name": "synthetic", "outlier": "none", "n_train": 193_280, "n_test": 48_320, "d": 15}]
+        run = expand(exp)[0]
+        data = load_dataset(run.dataset, split_seed=run.data_seed)
+    cfg, key, fit_batch = run.tuning, study_key(run), algorithms.get_spec(name).estimator.fit_batch
+    with tempfile.TemporaryDirectory() as tmp, threadpool_limits(1, "blas"):
         start = time.perf_counter()
         run_study(run, data, pathlib.Path(tmp))
         study_seconds = time.perf_counter() - start
         storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(f"{tmp}/{key}.log"))
         param_sets = [t.params for t in _finished(optuna.load_study(study_name=key, storage=storage))]
-    fit = validation_split(data, cfg["validation_fraction"], int(key, 16) % 2**32)  # the study's fit part
-    seeds, out = cfg["seeds"], {"study_seconds": study_seconds, "trials": len(param_sets), "seeds": cfg["seeds"],
-                                "shape": list(fit.X_train.shape), "batch_trials": cfg["batch_trials"]}
-    thetas = {}
-    for mode, trials_per_batch in (("per_fit", 0), ("per_trial", 1), ("study_batches", cfg["batch_trials"]),
-                                   ("one_batch", len(param_sets))):
-        ests = trial_estimators(run, fit, param_sets, seeds)
-        shared, size = SharedData(fit.X_train, fit.y_train), trials_per_batch * seeds
+    fit, seeds = validation_split(data, cfg["validation_fraction"], int(key, 16) % 2**32), cfg["seeds"]
+    out, thetas = {"algorithm": name, "study_seconds": study_seconds, "trials": len(param_sets), "seeds": seeds,
+                   "shape": list(fit.X_train.shape), "batch_trials": cfg["batch_trials"]}, {}
+    trials = len(param_sets)
+    for mode, sizes in (("per_trial", [1] * trials), ("study_batches", study_asks(trials, cfg["batch_trials"])),
+                        ("one_batch", [trials])):
+        ests, shared, first = trial_estimators(run, fit, param_sets, seeds), SharedData(fit.X_train, fit.y_train), 0
         with threadpool_limits(1, "blas"):
             start = time.perf_counter()
-            if mode == "per_fit":  # the single-run estimator, each fit alone
-                for est in ests:
-                    est.fit(fit.X_train, fit.y_train)
-            else:
-                for i in range(0, len(ests), size):
-                    BoostedAdaSSPRegressor.fit_batch(ests[i:i + size], fit.X_train, fit.y_train, shared)
+            for n in sizes:
+                fit_batch(ests[first * seeds:(first + n) * seeds], fit.X_train, fit.y_train, shared)
+                first += n
             out[mode] = time.perf_counter() - start
         thetas[mode] = [e.theta_ for e in ests]
     out["max_rel_diff"] = max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-300))
-                              for mode in ("per_trial", "study_batches", "one_batch")
-                              for a, b in zip(thetas["per_fit"], thetas[mode], strict=True))
-    out["rounds"] = sorted(p["n_rounds"] for p in param_sets)
+                              for mode in ("study_batches", "one_batch")
+                              for a, b in zip(thetas["per_trial"], thetas[mode], strict=True))
+    out["rounds"] = sorted(p.get("n_rounds", 1) for p in param_sets)
     return out
 
 
@@ -170,9 +287,10 @@ def naive_fig1(results_dir: str) -> dict:
     return {"seconds": time.perf_counter() - start, "peak_mb": _peak_mb(), "fits": fits}
 
 
-def cli_fig1(results_dir: str, n_jobs: int) -> dict:
+def cli_fig1(results_dir: str, n_jobs: int, backend: str = "loky") -> dict:
     """The command line in a fresh process: wall time, and the peak memory of the largest of its processes."""
-    args = ["sweep", *FIG1, f"results_dir={results_dir}", f"runner.n_jobs={n_jobs}", "runner.progress=false"]
+    args = ["sweep", *FIG1, f"results_dir={results_dir}", f"runner.n_jobs={n_jobs}", f"runner.backend={backend}",
+            "runner.progress=false"]
     code = ("import json, resource, sys; from dpbench.__main__ import main; rc = main(" + repr(args) + "); "
             "print(json.dumps([resource.getrusage(r).ru_maxrss / 1024 "
             "for r in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]))")
@@ -227,11 +345,79 @@ def estimates(n_jobs: int) -> None:
               f"{load:>10.1f} / {os.getloadavg()[0]:.1f}", flush=True)
 
 
+def xgboost_trees(n_rounds: int = 20) -> dict:
+    """Seconds per tree of DP-XGBoost's fit and of the dense histograms of before (two fits each), on adult."""
+    import pathlib
+
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from dpbench.algorithms.dp_xgboost import DPXGBoostClassifier
+    from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+    from tests.algorithms.test_dp_xgboost import DenseHistogramsReference
+
+    try:
+        data = load_dataset({"name": "adult"}, split_seed=42, data_dir=resolve_data_dir())
+        X, y, types, name = data.X_train, data.y_train, list(data.feature_types), "adult"
+    except MissingDataError:  # indicators, ~14 of 123 set per row, as adult's one-hot encoding
+        rng = np.random.default_rng(0)
+        X = (rng.random((32_561, 123)) < rng.uniform(0.01, 0.22, size=123)).astype(float)
+        y = (X[:, :10].sum(axis=1) + rng.normal(size=X.shape[0]) > 1.5).astype(int)
+        types, name = ["nominal"] * X.shape[1], "synthetic"
+    params = {"epsilon": 10.0, "n_rounds": n_rounds, "feature_types": types, "random_state": 0}
+    out = {"data": name, "shape": list(X.shape), "n_rounds": n_rounds, "vectorised": [], "dense": []}
+    with threadpool_limits(1, "blas"):
+        for cls in (DPXGBoostClassifier, DenseHistogramsReference):  # warm-up (and the per-round budget's solve)
+            cls(**{**params, "n_rounds": 1}).fit(X, y)
+        DPXGBoostClassifier(**params).fit(X[:100], y[:100])
+        for _ in range(2):
+            for key, cls in (("vectorised", DPXGBoostClassifier), ("dense", DenseHistogramsReference)):
+                start = time.perf_counter()
+                est = cls(**params).fit(X, y)
+                out[key].append((time.perf_counter() - start) / n_rounds)
+                out[f"{key}_leaves"] = np.concatenate(est.trees_.leaves)
+    out["equal"] = bool(np.array_equal(out.pop("vectorised_leaves"), out.pop("dense_leaves")))
+    return out
+
+
+def print_xgboost_trees() -> None:
+    r = _in_fresh_process("xgboost_trees")
+    print(f"\n6. partners: DP-XGBoost seconds per tree on {r['data']} {r['shape'][0]}x{r['shape'][1]}, eps 10, "
+          f"{r['n_rounds']} rounds, 1 BLAS thread: histograms off the zero bin vs the dense histograms of before")
+    for i, (v, d) in enumerate(zip(r["vectorised"], r["dense"], strict=True)):
+        print(f"  fit {i + 1}: {v:.3f} s vs {d:.3f} s per tree, {d / v:.1f}x")
+    print(f"  same leaf values: {r['equal']}", flush=True)
+
+
 def _in_fresh_process(fn: str, *args) -> dict:
     code = f"import json, sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); import bench; " \
            f"print(json.dumps(bench.{fn}(*{args!r})))"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def print_study(st: dict) -> None:
+    """Section 1b's lines from `tuned_study`'s measurements."""
+    rounds, runs = st["rounds"], st["trials"] * st["seeds"]
+    print(f"\n1b. tuned study: one default study ({st['trials']} trials x {st['seeds']} seeds) of BoostedAdaSSP "
+          f"on SGEMM's fit part {st['shape'][0]}x{st['shape'][1]}, eps 1, 1 BLAS thread; CPU seconds")
+    print(f"the study (TPE, asks of {st['asks']} trials, fits and validation scores): {st['study_cpu']:.1f} s "
+          f"({st['study_seconds']:.1f} s wall); trials' n_rounds: median {rounds[len(rounds) // 2]}, "
+          f"max {rounds[-1]}, sum {sum(rounds)}")
+    print(f"its {runs} fits: float64 s, speed-up over trial by trial and over each fit alone, us per run-round; "
+          "float32 s and speed-up over float64 trial by trial; the speed-up over trial by trial that the "
+          "rounds alone allow (a batch runs as long as its longest trial)")
+    for mode, label in (("per_fit", "each fit alone (estimator.fit)"), ("per_trial", "trial by trial (a batch "
+                        "of its seeds)"), ("study_batches", "the study's batches"),
+                        ("one_batch", "all in one batch")):
+        f32 = "" if mode == "per_fit" else (f"{st[mode + '32']:>9.1f} s{st['per_trial'] / st[mode + '32']:>6.1f}x"
+                                            f"{st[mode + '_bound']:>9.1f}x")
+        print(f"  {label:<38}{st[mode]:>7.1f} s{st['per_trial'] / st[mode]:>6.1f}x{st['per_fit'] / st[mode]:>6.1f}x"
+              f"{1e6 * st[mode] / (st['seeds'] * sum(rounds)):>7.0f} us{f32}")
+    print(f"  coefficients: max relative difference from each fit alone {st['max_rel_diff']:.1e} (float64), "
+          f"{st['max_rel_diff32']:.1e} (float32)", flush=True)
 
 
 def main() -> None:
@@ -243,51 +429,74 @@ def main() -> None:
     parser.add_argument("--skip-study", action="store_true")
     parser.add_argument("--only-study", action="store_true", help="only line 1b (the tuned study)")
     parser.add_argument("--only-estimates", action="store_true", help="only section 7 (dry-run estimates)")
+    parser.add_argument("--only-xgb", action="store_true", help="only section 6 (DP-XGBoost per tree)")
+    parser.add_argument("--only-sspgd", action="store_true", help="only line 1c (AdaSSP and DP-GD studies)")
+    parser.add_argument("--backends", default="loky", help="line 2: the sweep on each of these runner.backends")
+    parser.add_argument("--skip-naive", action="store_true", help="line 2: the sweep(s) only, not the naive loop")
+    parser.add_argument("--only-boosting", action="store_true", help="only section 1 (batched vs per-run)")
     args = parser.parse_args()
     if args.only_estimates:
         estimates(args.n_jobs)
         return
+    if args.only_xgb:
+        print_xgboost_trees()
+        return
+    if args.only_sspgd:
+        args.skip_boosting = args.skip_study = args.only_study = True
 
     if not (args.skip_boosting or args.only_study):
-        print(f"1. BoostedAdaSSP, T = 100, R = {args.runs} runs, 1 BLAS thread")
-        print(f"{'data':<26}{'batched s':>10}{'per-run s':>11}{'speed-up':>10}{'peak MB batched':>17}"
-              f"{'peak MB per-run':>17}")
+        print(f"1. BoostedAdaSSP, T = 100, R = {args.runs} runs, 1 BLAS thread; CPU seconds (the machine is shared; "
+              "wall seconds in brackets)")
+        print(f"{'data':<26}{'per-run s':>16}{'batched s':>16}{'speed-up':>9}{'float32 s':>16}{'speed-up':>9}"
+              f"{'GFLOP/s 64/32':>15}{'products 64/32':>16}{'peak MB b/f32/loop':>20}")
         for name, n, d in SHAPES:
-            b = _in_fresh_process("boosting", name, n, d, args.runs, "batched", args.loop_runs)
             p = _in_fresh_process("boosting", name, n, d, args.runs, "loop", args.loop_runs)
+            b = _in_fresh_process("boosting", name, n, d, args.runs, "batched", args.loop_runs)
+            f = _in_fresh_process("boosting", name, n, d, args.runs, "batched32", args.loop_runs)
+            flop = 4 * b["shape"][0] * b["shape"][1] * args.runs * 100  # X Theta and X^T G, T = 100 rounds
             label = f"{name} {b['shape'][0]}x{b['shape'][1]}" if name.startswith("SGEMM") else name
-            print(f"{label:<26}{b['seconds']:>10.1f}{p['seconds']:>11.1f}{p['seconds'] / b['seconds']:>9.1f}x"
-                  f"{b['peak_mb']:>17.0f}{p['peak_mb']:>17.0f}", flush=True)
+            cpu = [f"{r['cpu']:.1f} ({r['seconds']:.1f})" for r in (p, b, f)]
+            gflops = f"{flop / b['cpu'] / 1e9:.0f} / {flop / f['cpu'] / 1e9:.0f}"
+            products = f"{b['products_cpu']:.1f} / {f['products_cpu']:.1f} s"
+            peak = f"{b['peak_mb']:.0f} / {f['peak_mb']:.0f} / {p['peak_mb']:.0f}"
+            print(f"{label:<26}{cpu[0]:>16}{cpu[1]:>16}{p['cpu'] / b['cpu']:>8.1f}x{cpu[2]:>16}"
+                  f"{p['cpu'] / f['cpu']:>8.1f}x{gflops:>15}{products:>16}{peak:>20}", flush=True)
+        print("GFLOP/s: 4 n d R T / CPU seconds of the batched fit; products: CPU seconds of its T rounds of block "
+              "products alone (what BLAS allows on this shape)")
 
+    if args.only_boosting:
+        return
     if not args.skip_study:
-        st = _in_fresh_process("tuned_study")
-        rounds = st["rounds"]
-        print(f"\n1b. tuned study: one default study ({st['trials']} trials x {st['seeds']} seeds) of BoostedAdaSSP "
-              f"on SGEMM's fit part {st['shape'][0]}x{st['shape'][1]}, eps 1, 1 BLAS thread")
-        print(f"the study (TPE, batches of {st['batch_trials']} trials, fits and validation scores): "
-              f"{st['study_seconds']:.1f} s; trials' n_rounds: median {rounds[len(rounds) // 2]}, max {rounds[-1]}, "
-              f"sum {sum(rounds)}")
-        print(f"its {st['trials'] * st['seeds']} fits (speed-up over trial by trial, over each fit alone):")
-        for mode, label in (("per_fit", "each fit alone (estimator.fit)"), ("per_trial", "trial by trial (a batch "
-                            "of its seeds)"), ("study_batches", f"the study's batches ({st['batch_trials']} trials)"),
-                            ("one_batch", "all in one batch")):
-            print(f"  {label:<42}{st[mode]:>7.1f} s{st['per_trial'] / st[mode]:>7.1f}x"
-                  f"{st['per_fit'] / st[mode]:>7.1f}x")
-        print(f"  coefficients: max relative difference from each fit alone {st['max_rel_diff']:.1e}", flush=True)
+        print_study(_in_fresh_process("tuned_study"))
+    if args.only_sspgd or not args.skip_study:
+        print("\n1c. tuned studies of AdaSSP and DP-GD (50 trials x 3 seeds, eps 1) on SGEMM's fit part, 1 BLAS thread:"
+              " their trial fits trial by trial (a batch of its seeds), in the study's batches, in one batch")
+        for name in ("adassp", "dpgd"):
+            st = _in_fresh_process("sspgd_study", name)
+            print(f"  {name:<7} study {st['study_seconds']:.1f} s; fits: trial by trial {st['per_trial']:.1f} s, "
+                  f"study's batches ({st['batch_trials']} trials) {st['study_batches']:.1f} s "
+                  f"({st['per_trial'] / st['study_batches']:.1f}x), one batch {st['one_batch']:.1f} s "
+                  f"({st['per_trial'] / st['one_batch']:.1f}x); max relative difference {st['max_rel_diff']:.1e}"
+                  + (f"; trials' rounds: median {st['rounds'][len(st['rounds']) // 2]}, sum {sum(st['rounds'])}"
+                     if name == "dpgd" else ""), flush=True)
     if args.only_study:
         return
 
     print("\n2. fig1_fixed (eps 0.1, 1, 10; 10 seeds), the mirror's tasks")
     with tempfile.TemporaryDirectory() as tmp:
-        naive = _in_fresh_process("naive_fig1", tmp)
-        cli = cli_fig1(os.path.join(tmp, "cli"), args.n_jobs)
-    print(f"naive per-run loop, 1 process: {naive['seconds']:.1f} s, {naive['fits']} fits, "
-          f"peak {naive['peak_mb']:.0f} MB")
-    print(f"python -m dpbench sweep (n_jobs={args.n_jobs}, parquet + figure + report): {cli['seconds']:.1f} s, "
-          f"peak {cli['peak_mb']:.0f} MB (the main process; loky workers are not measured)")
-    print(f"ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x")
+        naive = None if args.skip_naive else _in_fresh_process("naive_fig1", tmp)
+        if naive:
+            print(f"naive per-run loop, 1 process: {naive['seconds']:.1f} s, {naive['fits']} fits, "
+                  f"peak {naive['peak_mb']:.0f} MB", flush=True)
+        for i, backend in enumerate(args.backends.split(",")):  # a backend named twice: timed twice
+            cli = cli_fig1(os.path.join(tmp, f"cli{i}"), args.n_jobs, backend)
+            print(f"python -m dpbench sweep (n_jobs={args.n_jobs}, {backend}, parquet + figure + report): "
+                  f"{cli['seconds']:.1f} s, peak {cli['peak_mb']:.0f} MB (the main process; loky workers are not "
+                  "measured)" + (f"; ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x" if naive else ""),
+                  flush=True)
 
     print(f"\n4. unreachable Dask scheduler, connect_timeout=2: reported after {unreachable_scheduler(2.0):.1f} s")
+    print_xgboost_trees()
     estimates(args.n_jobs)
 
 

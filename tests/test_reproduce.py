@@ -1,5 +1,6 @@
 """Every figure's smoke variant (experiment=smoke/NAME: conf/smoke/) runs end to end from the CLI and draws PNG +
-PDF; the claims of paper 000's comparisons are measured on them; the reproduction report is written from them."""
+PDF (plot.formats=[png,pdf]); the claims of paper 000's comparisons are measured on them; the reproduction report
+is written from them."""
 
 import json
 
@@ -23,7 +24,7 @@ def results_dir(tmp_path_factory):
 def test_smoke_sweep_draws_png_and_pdf(name, results_dir, monkeypatch):
     monkeypatch.setenv("DPBENCH_OFFLINE", "1")
     assert main(["sweep", f"experiment={name}", f"results_dir={results_dir}", "runner.progress=false",
-                 "runner.backend=sequential", "runner.n_jobs=1"]) == 0
+                 "runner.backend=sequential", "runner.n_jobs=1", "plot.formats=[png,pdf]"]) == 0
     out = results_dir / (name.removeprefix("smoke/") + "_smoke")
     df = results.load(out)
     assert results.has_metrics(df).all(), df[["algorithm", "status", "error"]]

@@ -95,6 +95,7 @@ def random_parts(n: int, probabilities, rng: np.random.Generator) -> list[np.nda
     """
     p = np.asarray(probabilities, dtype=float)
     label = np.searchsorted(np.cumsum(p[:-1]) / p.sum(), record_generator(rng).random(n), side="right")
+    label = label.astype(np.min_scalar_type(max(p.size - 1, 0)))  # 16-bit labels: numpy's stable sort is a radix sort
     order = np.argsort(label, kind="stable")
     return np.split(order, np.cumsum(np.bincount(label, minlength=p.size))[:-1])
 

@@ -112,23 +112,57 @@ def split_utility(GL, NL, GR, NR, lam):
     return GL**2 / (NL + lam) + GR**2 / (NR + lam)
 
 
-def weighted_cuts(hist: np.ndarray, n_split_candidates: int) -> list[np.ndarray]:
+def weighted_cuts(hist: np.ndarray, n_split_candidates: int) -> tuple[np.ndarray, np.ndarray]:
     """Per feature, the bins (sorted, unique, < max_bins - 1) where the noisy cumulative weight crosses k/K.
 
-    A cut at bin c sends bins <= c left.  Post-processing of the noisy histogram.
+    A cut at bin c sends bins <= c left.  Post-processing of the noisy histogram.  Returned as a (d, width)
+    array, each feature's cuts first and padded with max_bins - 1 to the most cuts any feature has, and
+    the mask of its cuts.
     """
-    max_bins = hist.shape[1]
+    d, max_bins = hist.shape
     cum = np.cumsum(hist, axis=1)
-    out = []
-    for f in range(hist.shape[0]):
-        total = cum[f, -1]
-        if total <= 0:
-            cuts = np.linspace(0, max_bins - 1, n_split_candidates + 1)[1:-1].astype(int)  # no signal: uniform cuts
-        else:
-            levels = total * np.arange(1, n_split_candidates) / n_split_candidates
-            cuts = np.searchsorted(cum[f], levels, side="left")
-        out.append(np.unique(cuts[cuts < max_bins - 1]))
-    return out
+    total = cum[:, -1:]
+    levels = total * np.arange(1, n_split_candidates) / n_split_candidates
+    cuts = np.array([np.searchsorted(c, q, side="left") for c, q in zip(cum, levels, strict=True)],
+                    dtype=np.int64).reshape(d, n_split_candidates - 1)
+    uniform = np.linspace(0, max_bins - 1, n_split_candidates + 1)[1:-1].astype(np.int64)
+    cuts = np.where(total <= 0, uniform, cuts)  # no signal: uniform cuts
+    is_cut = (cuts < max_bins - 1) & (np.diff(cuts, axis=1, prepend=-1) > 0)  # rows are sorted: first of equals
+    n_cuts = is_cut.sum(axis=1)
+    valid = np.arange(n_cuts.max(initial=0)) < n_cuts[:, None]
+    cut_bins = np.full(valid.shape, max_bins - 1, dtype=np.int64)
+    cut_bins[valid] = cuts[is_cut]
+    return cut_bins, valid
+
+
+def off_zero_entries(B: np.ndarray, zero_bins: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The entries of B off their feature's zero bin (the bin of x = 0): the number per record, and each one's
+    bin * d + feature, record by record.
+
+    Histograms are summed over these only (XGBoost's sparsity-aware histograms): a one-hot indicator is
+    mostly 0 (adult: 89% of its entries), and a node's zero cell is its total minus its other cells."""
+    rows, features = np.nonzero(B != zero_bins)
+    return np.bincount(rows, minlength=B.shape[0]), B[rows, features].astype(np.int64) * B.shape[1] + features
+
+
+def histograms(keys, weights, shape, zero_cells, totals) -> np.ndarray:
+    """The (nodes, cells, d) histogram of the entries' weights (None: counts) by key (node * cells + cell) * d
+    + feature, each cell summed in record order; then each feature's zero cell (not among the entries) gets
+    its node's total minus the feature's other cells (exact for counts, to rounding for sums).
+
+    Feature last: the entries of a record that share a cell (a one-hot's 1s) land side by side, not a page
+    apart (which thrashes a cache set and made the sketch's bincount 10x slower)."""
+    H = np.bincount(keys, weights, minlength=int(np.prod(shape))).reshape(shape)
+    H[:, zero_cells, np.arange(shape[2])] += totals[:, None] - H.sum(axis=1)
+    return H
+
+
+def cumulate_buckets(H: np.ndarray) -> np.ndarray:
+    """H (nodes, buckets, features) summed over buckets in place, as np.cumsum(H, axis=1) (the same additions
+    in the same order) but a bucket at a time over all nodes and features: 3x faster than the strided cumsum."""
+    for j in range(1, H.shape[1]):
+        H[:, j] += H[:, j - 1]
+    return H
 
 
 class DPXGBoostTrees:
@@ -201,51 +235,56 @@ class DPXGBoostClassifier(DPClassifier):
                                                             int(self.n_rounds), float(self.subsample))
         self.bounds_ = feature_bounds(self.feature_types, X.shape[1], self.feature_bound)
         B = self._bins(X)
+        zero_bins = self._bins(np.zeros((1, X.shape[1])))[0]
+        counts, entries = off_zero_entries(B, zero_bins)
+        columns = np.ascontiguousarray(B.T)  # routing reads a few features of every record: one column each
         self.trees_ = trees = DPXGBoostTrees(self.max_depth)
         s = np.full(X.shape[0], BASE_SCORE)
         for t in range(self.n_rounds):
             g = s - y01
             keep = (record_generator(rng).random(X.shape[0]) < self.subsample) & (np.abs(g) < self.grad_bound)
-            self._grow_tree(B[keep], g[keep], eps_t, rng, ledger, t)
-            s += trees.leaves[-1][trees.leaf_of(B, t)]
+            kept_entries = (counts[keep], entries[np.repeat(keep, counts)])
+            leaf = self._grow_tree(columns, keep, kept_entries, zero_bins, g[keep], eps_t, rng, ledger, t)
+            s += trees.leaves[-1][leaf]
         return self
 
-    def _grow_tree(self, B, g, eps_t, rng, ledger, t):
-        n, d = B.shape
+    def _grow_tree(self, columns, keep, entries, zero_bins, g, eps_t, rng, ledger, t):
+        """One tree on the kept records (entries: their entries off zero_bins, from `off_zero_entries`; g: their
+        gradients); returns every record's leaf (columns: every record's bins, feature by feature)."""
+        d, n_all = columns.shape
+        n, (counts, entries) = g.size, entries
         nb, depth, lam, gs = self.max_bins, self.max_depth, float(self.reg_lambda), float(self.grad_bound)
         # 2. sketch: noisy count histograms (hessian 1) -> weighted quantile cuts
-        hist = np.bincount((B.astype(np.int64) + np.arange(d) * nb).ravel(), minlength=d * nb).reshape(d, nb)
+        hist = histograms(entries, None, (1, nb, d), zero_bins, np.array([n]))[0].T
         noisy = laplace_mechanism(hist, float(d), eps_t / 2, rng, ledger, tag_round(t, "sketch histograms"))
-        cuts = weighted_cuts(np.maximum(noisy, 0.0), self.n_split_candidates)
-        k = 1 + max(len(c) for c in cuts)  # buckets per feature (padded)
-        lut = np.zeros((d, nb), dtype=np.int64)
-        valid = np.zeros((d, k - 1), dtype=bool)
-        cut_bins = np.full((d, k - 1), nb - 1, dtype=np.int64)
-        for f, c in enumerate(cuts):
-            lut[f] = np.searchsorted(c, np.arange(nb), side="left")  # bucket j: cut[j-1] < bin <= cut[j]
-            valid[f, :len(c)] = True
-            cut_bins[f, :len(c)] = c
-        Q = lut[np.arange(d), B] if n else np.zeros((0, d), dtype=np.int64)
-        # 3. splits, level by level, on a full tree
-        node = np.zeros(n, dtype=np.int64)
+        cut_bins, valid = weighted_cuts(np.maximum(noisy, 0.0), self.n_split_candidates)
+        k = 1 + cut_bins.shape[1]  # buckets per feature (padded)
+        starts = np.zeros((nb, d), dtype=np.int64)
+        starts[cut_bins[valid] + 1, np.nonzero(valid)[0]] = 1
+        bucket = np.cumsum(starts, axis=0)  # bucket j of a feature: cut[j-1] < bin <= cut[j]
+        cells = (bucket * d + np.arange(d)).ravel()[entries]
+        zero_buckets, g_entries = bucket[zero_bins, np.arange(d)], np.repeat(g, counts)
+        # 3. splits, level by level, on a full tree; histograms and utilities as (nodes, buckets, features)
+        node_all, node = np.zeros(n_all, dtype=np.int64), np.zeros(n, dtype=np.int64)
         eps_level, sens = eps_t / (4 * depth), GAIN_SENSITIVITY * gs**2
         feats, cut_list = [], []
         for level in range(depth):
             m = 2**level
-            keys = ((node[:, None] * d + np.arange(d)) * k + Q).ravel()
-            G = np.bincount(keys, np.repeat(g, d), minlength=m * d * k).reshape(m, d, k)
-            N = np.bincount(keys, minlength=m * d * k).reshape(m, d, k).astype(float)
-            GL, NL = np.cumsum(G, axis=2)[:, :, :-1], np.cumsum(N, axis=2)[:, :, :-1]
-            Gt, Nt = G[:, :1].sum(axis=2)[:, :, None], N[:, :1].sum(axis=2)[:, :, None]
-            gain = split_utility(GL, NL, Gt - GL, Nt - NL, lam)
-            log_w = np.where(valid[None], eps_level * gain / (2 * sens), -np.inf).reshape(m, -1)
+            keys = np.repeat(node * (k * d), counts) + cells
+            Gt, Nt = np.bincount(node, g, minlength=m), np.bincount(node, minlength=m)  # the nodes' totals
+            G = histograms(keys, g_entries, (m, k, d), zero_buckets, Gt)
+            N = histograms(keys, None, (m, k, d), zero_buckets, Nt)
+            GL, NL = cumulate_buckets(G)[:, :-1], cumulate_buckets(N)[:, :-1]
+            gain = split_utility(GL, NL, Gt[:, None, None] - GL, Nt[:, None, None] - NL, lam)
+            log_w = np.where(valid.T, eps_level * gain / (2 * sens), -np.inf).transpose(0, 2, 1).reshape(m, -1)
             choice = exponential_mechanism_rows(log_w, eps_level, rng, ledger, tag_round(t, f"splits level {level}"),
                                                 sensitivity=sens)
             f_sel, j_sel = np.divmod(choice, k - 1)
             feats.append(f_sel)
             cut_list.append(cut_bins[f_sel, j_sel])
-            if n:
-                node = 2 * node + (B[np.arange(n), f_sel[node]] > cut_list[-1][node])
+            bins = columns.ravel()[f_sel[node_all] * n_all + np.arange(n_all)]
+            node_all = 2 * node_all + (bins > cut_list[-1][node_all])
+            node = node_all[keep]
         # 4. leaves
         leaves = 2**depth
         G = np.bincount(node, g, minlength=leaves)
@@ -256,6 +295,7 @@ class DPXGBoostClassifier(DPClassifier):
         self.trees_.features.append(feats)
         self.trees_.cuts.append(cut_list)
         self.trees_.leaves.append(self.learning_rate * np.asarray(value, dtype=float))
+        return node_all
 
     def _bins(self, X):
         low, high, nominal = self.bounds_

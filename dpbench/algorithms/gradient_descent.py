@@ -19,7 +19,7 @@ from dpbench.algorithms.base import (
 )
 from dpbench.algorithms.registry import algorithm
 from dpbench.algorithms.shared_data import SharedData, row_blocks
-from dpbench.privacy import gaussian_mechanism, split_mu
+from dpbench.privacy import gaussian_mechanism, gaussian_rounds, split_mu
 
 
 def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, theta: np.ndarray, bound, norms=None) -> np.ndarray:
@@ -35,9 +35,15 @@ def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, theta: np.ndarray, bound,
     if theta.ndim == 2:
         y, norms = y[:, None], norms[:, None]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        r = X @ theta - y
-        c = np.copysign(np.minimum(np.abs(r), bound / norms), r)
-    return X.T @ np.nan_to_num(c, nan=0.0, copy=False)
+        r = X @ theta
+        r -= y
+        c = np.abs(r)
+        np.minimum(c, bound / norms, out=c)
+        np.copysign(c, r, out=c)
+        out = X.T @ c
+    if not np.isfinite(out).all():  # a NaN in c makes its run's sum NaN: only then the pass that zeroes them
+        out = X.T @ np.nan_to_num(c, nan=0.0, copy=False)
+    return out
 
 
 @algorithm("dpgd", description="DP gradient descent on the squared loss with per-example gradient clipping")
@@ -88,46 +94,51 @@ class DPGDRegressor(DPLinearRegressor):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
-    def _start(self, n: int, mu: float, rng, ledger) -> tuple[float, float]:
-        """Release the record count; (n~, mu per step)."""
+    def _start(self, n: int, d: int, mu: float, rng, ledger):
+        """Release the record count; (n~, the per-round release of the clipped gradient sums)."""
         mu_count, mu_grad = split_mu(mu, [math.sqrt(self.count_share), math.sqrt(1 - self.count_share)])
         self.record_count_ = max(1.0, gaussian_mechanism(n, 1.0, mu_count, rng, ledger, "record count n"))
-        return self.record_count_, mu_grad / math.sqrt(self.n_rounds)
+        return self.record_count_, gaussian_rounds(self.grad_bound, mu_grad / math.sqrt(self.n_rounds), self.n_rounds,
+                                                   d, rng, ledger, "sum_i clip(grad_i)")
 
-    def _step(self, theta, grad_sum, t, mu_step, n_noisy, rng, ledger):
-        noisy = gaussian_mechanism(grad_sum, self.grad_bound, mu_step, rng, ledger, "sum_i clip(grad_i)")
-        return theta - step_size(self.learning_rate, self.lr_schedule, t) * noisy / n_noisy
+    def _step(self, theta, grad_sum, t, n_noisy, release):
+        return theta - step_size(self.learning_rate, self.lr_schedule, t) * release(grad_sum) / n_noisy
 
     def _fit_theta(self, X, y, mu, rng, ledger):
-        n_noisy, mu_step = self._start(X.shape[0], mu, rng, ledger)
+        n_noisy, release = self._start(*X.shape, mu, rng, ledger)
         theta, norms = np.zeros(X.shape[1]), row_norms(X)
         for t in range(1, self.n_rounds + 1):
-            theta = self._step(theta, clipped_gradient_sum(X, y, theta, self.grad_bound, norms), t, mu_step, n_noisy,
-                               rng, ledger)
+            theta = self._step(theta, clipped_gradient_sum(X, y, theta, self.grad_bound, norms), t, n_noisy, release)
         return theta
 
     def batch_key(self):
-        return ("dpgd", self.feature_key(), self.n_rounds)
+        """Runs on one unit share a batch whatever their bounds, rounds, step sizes and budgets."""
+        return ("dpgd", bool(self.fit_intercept))
 
     @classmethod
     def fit_batch(cls, estimators, X, y, shared=None):
         """R runs at once: the residuals X theta - y and the clipped sums X^T (r * scale) as (n x R) products in
-        row blocks; each run's releases from its own Generator in fit's order (equal to fit up to rounding)."""
+        row blocks (each block of X read once per round for both); each run's releases from its own Generator in
+        fit's order (equal to fit up to rounding).  Runs are sorted by n_rounds, so the runs still going are the
+        first k and a run leaves the products after its last round."""
         starts, X, y = cls._begin_batch(estimators, X, y)
         shared = SharedData(X, y) if shared is None else shared
         key = estimators[0].feature_key()
         Phi, norms = shared.features(*key), shared.row_norms(*key)
-        setup = [e._start(Phi.shape[0], mu, rng, e.privacy_ledger_) for e, (rng, mu) in zip(estimators, starts,
-                                                                                              strict=True)]
-        theta = np.zeros((Phi.shape[1], len(estimators)))
-        bounds = np.array([e.grad_bound for e in estimators])
-        blocks = row_blocks(Phi.shape[0], len(estimators))
-        for t in range(1, estimators[0].n_rounds + 1):
-            sums = np.zeros_like(theta)
+        order = sorted(range(len(estimators)), key=lambda r: -estimators[r].n_rounds)
+        ests, starts = [estimators[r] for r in order], [starts[r] for r in order]
+        setup = [e._start(*Phi.shape, mu, rng, e.privacy_ledger_) for e, (rng, mu) in zip(ests, starts, strict=True)]
+        rounds, bounds = np.array([e.n_rounds for e in ests]), np.array([e.grad_bound for e in ests], dtype=float)
+        theta, k_last = np.zeros((Phi.shape[1], len(ests))), 0
+        for t in range(1, rounds[0] + 1):
+            k = int(np.count_nonzero(rounds >= t))  # runs still going: the first k
+            if k != k_last:
+                k_last, blocks = k, row_blocks(Phi.shape[0], k, Phi.shape[1])
+            sums = np.zeros((Phi.shape[1], k))
             for rows in blocks:
-                sums += clipped_gradient_sum(Phi[rows], y[rows], theta, bounds, norms[rows])
-            for j, (e, (rng, _), (n_noisy, mu_step)) in enumerate(zip(estimators, starts, setup, strict=True)):
-                theta[:, j] = e._step(theta[:, j], sums[:, j], t, mu_step, n_noisy, rng, e.privacy_ledger_)
-        for j, est in enumerate(estimators):
+                sums += clipped_gradient_sum(Phi[rows], y[rows], theta[:, :k], bounds[:k], norms[rows])
+            for j, (e, (n_noisy, release)) in enumerate(zip(ests[:k], setup, strict=False)):
+                theta[:, j] = e._step(theta[:, j], sums[:, j], t, n_noisy, release)
+        for j, est in enumerate(ests):
             est._set_theta(theta[:, j].copy())
         return estimators

@@ -36,12 +36,14 @@ class SharedStatisticsRegressor(DPLinearRegressor):
         return self._fit_shared(SharedData(X, y), (False, None), mu, rng, ledger)
 
     def batch_key(self):
-        return (type(self).__name__,)
+        """Runs on one unit share a batch whatever their bounds and budgets (SharedData.clipped_statistics)."""
+        return (type(self).__name__, bool(self.fit_intercept))
 
     @classmethod
     def fit_batch(cls, estimators, X, y, shared=None):
         starts, X, y = cls._begin_batch(estimators, X, y)
         shared = SharedData(X, y) if shared is None else shared
+        shared.clipped_statistics(estimators[0].fit_intercept, [(e.x_bound, e.y_bound) for e in estimators])
         for est, (rng, mu) in zip(estimators, starts, strict=True):
             est._set_theta(est._fit_shared(shared, est.feature_key(), mu, rng, est.privacy_ledger_))
         return estimators

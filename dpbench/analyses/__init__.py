@@ -2,7 +2,7 @@
 
 An analysis is a function `fn(out: Path, smoke: bool) -> list[Path]` registered with
 `@analysis(name, description)`: it writes its results under `out` (= `<results_dir>/<name>/`), a
-`<name>.parquet` table and its figures (PNG + PDF through `dpbench.plots.common.save`), and returns the
+`<name>.parquet` table and its figures (PNG + PDF: `dpbench.plots.common.save` with `FORMATS`), and returns the
 paths it wrote; `smoke=True` is the small version CI runs.  `python -m dpbench analysis NAME [--smoke]` runs
 one.  Every module of this package is imported with it, so a new analysis is one new module.
 """

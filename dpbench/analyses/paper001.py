@@ -63,7 +63,7 @@ def clf_fig1(out: Path, smoke: bool) -> list[Path]:
         common.grid(ax)
     fig.suptitle("Non-private boosted linear models: training loss vs rounds (paper 001 Fig. 1)", fontsize=10)
     fig.tight_layout()
-    return [out / "clf_fig1.parquet", common.save(fig, out / "clf_fig1.png")]
+    return [out / "clf_fig1.parquet", common.save(fig, out / "clf_fig1.png", common.FORMATS)]
 
 
 @analysis("clf_timing", "paper 001 Sec. 3.3: seconds for 1000 rounds of DP-EBM vs BoostedAdaSSP on the same data")
@@ -104,6 +104,7 @@ FIGURES = [
 @analysis("paper001_figures", "paper 001 Figs 2-10 from the paper001 sweep (results/paper001)")
 def paper001_figures(out: Path, smoke: bool) -> list[Path]:
     from dpbench import plots
+    from dpbench.plots.common import FORMATS
     from dpbench.reproduction import load_results
 
     source = out.parent / ("paper001_smoke" if smoke else "paper001")
@@ -116,7 +117,7 @@ def paper001_figures(out: Path, smoke: bool) -> list[Path]:
     for name, plot in FIGURES:
         if plot["kind"] == "dpebm_leaves" and ("param_max_leaves" not in df or df["param_max_leaves"].nunique() < 2):
             continue  # Fig. 5 needs the DP-EBM leaves grid (experiment paper001_leaves)
-        written.append(plots.draw(plot, df, out / f"{name}.png", title="paper 001"))
+        written.append(plots.draw({**plot, "formats": FORMATS}, df, out / f"{name}.png", title="paper 001"))
     return written
 
 

@@ -279,7 +279,7 @@ def draw(df: pd.DataFrame):
 
 @analysis("theory", "paper 000 Sec. VI / App. E: zero-dimensional BoostedAdaSSP (Alg. 3, 4), Prop. A.2-A.3")
 def run(out: Path, smoke: bool = False) -> list[Path]:
-    from dpbench.plots.common import save
+    from dpbench.plots.common import FORMATS, save
 
     if smoke:
         df = compute(SMOKE_SETTINGS, ns=(1_000, 10_000), trials=8, library_n=2_000)
@@ -289,7 +289,7 @@ def run(out: Path, smoke: bool = False) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     table = out / "theory.parquet"
     df.to_parquet(table, index=False)
-    return [table, save(draw(df), out / "theory.png")]
+    return [table, save(draw(df), out / "theory.png", FORMATS)]
 
 
 # ---- the paper's claims about it ------------------------------------------------------------------------

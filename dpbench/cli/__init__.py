@@ -27,12 +27,14 @@ commands:
   audit   [--full] [...]      empirical privacy audit: fit each private algorithm many times on D and on D
                               plus one crafted record, lower-bound epsilon (see `audit --help`);
                               `audit --ledger`: check that each ledger composes to the requested budget
+  readme  [--check]           rewrite the README's measured tables from results/reference (the committed
+                              full-scale results); --check: exit 1 if they differ
   algorithms [NAME]           the registered algorithms: task, privacy, parameters (defaults, constraints),
                               tuning ranges, what each implements
   --version                   dpbench's version
 """
 HYDRA_COMMANDS = tuple(sweep.TASKS)  # composed by Hydra from dpbench/conf (and ./conf)
-COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "algorithms", "--version")
+COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "readme", "algorithms", "--version")
 
 
 def _terminated(signum, frame):
@@ -62,25 +64,36 @@ def main(argv: list[str] | None = None) -> int:
     if command not in COMMANDS:
         print(f"dpbench: error: unknown command {command!r}; commands: {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
-    from hydra.errors import HydraException
-    from omegaconf.errors import OmegaConfBaseException
-
-    from dpbench.config import one_line
-    from dpbench.data import MissingDataError
-
     try:
         return _run(command, rest)
     except SystemExit as done:  # e.g. `data --help`: argparse exits after printing
         return done.code if isinstance(done.code, int) else 0
-    except (ValueError, FileNotFoundError, MissingDataError) as exc:
-        print(f"dpbench {command}: error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
-    except (HydraException, OmegaConfBaseException) as exc:
-        print(f"dpbench {command}: error: {one_line(exc)}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("interrupted; finished runs are saved, re-run the same command to resume", file=sys.stderr)
         return 130
+    except Exception as exc:
+        message = _one_line(exc)
+        if message is None:
+            raise
+        print(f"dpbench {command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+def _raised(exc: Exception, module: str, name: str) -> bool:
+    """isinstance(exc, module.name), without importing the module: an error of a module not loaded was not raised."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(exc, getattr(loaded, name))
+
+
+def _one_line(exc: Exception) -> str | None:
+    """A usage, config or missing-data error in one line; None for anything else (a bug: its traceback shows)."""
+    if isinstance(exc, (ValueError, FileNotFoundError)) or _raised(exc, "dpbench.data.base", "MissingDataError"):
+        return " ".join(str(exc).split())
+    if _raised(exc, "hydra.errors", "HydraException") or _raised(exc, "omegaconf.errors", "OmegaConfBaseException"):
+        from dpbench.config import one_line
+
+        return one_line(exc)
+    return None
 
 
 def _run(command: str, rest: list[str]) -> int:

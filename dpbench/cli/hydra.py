@@ -16,8 +16,13 @@ class _TaskError(BaseException):
 
 
 def run(command: str, args: list[str]) -> int:
-    """Run sweep/plot/report through Hydra's own entry point (@hydra.main), so --help, --cfg, --multirun and
-    shell completion work.  Errors propagate (HYDRA_FULL_ERROR) so that main() prints them in one line."""
+    """Run sweep/plot/report: with Hydra's flags (--cfg, --multirun, shell completion, ...) through Hydra's own
+    entry point (@hydra.main), else on the config composed once (Hydra's entry point composes it twice: to find
+    the run mode, then for the job).  Errors propagate (HYDRA_FULL_ERROR) so that main() prints them in one
+    line."""
+    if {"-h", "--help"} & set(args):
+        print(help_text(command))
+        return 0
     import hydra
     from hydra._internal.utils import get_args_parser
 
@@ -36,6 +41,10 @@ def run(command: str, args: list[str]) -> int:
     overrides = normalize_overrides(flags.overrides)
     check_syntax(overrides)
     config.check_user_configs()
+    options = [a for a in args if a not in flags.overrides]  # Hydra's flags (its parser wants the overrides together)
+    if not options:
+        TASKS[command](validate(compose(overrides)), dry_run)
+        return 0
     config.store()
     if flags.multirun:  # every job's config, before the first job writes anything
         for job in sweep_jobs(overrides):
@@ -55,7 +64,6 @@ def run(command: str, args: list[str]) -> int:
             raise _TaskError(exc) from exc
 
     saved = sys.argv, os.environ.get("HYDRA_FULL_ERROR")
-    options = [a for a in args if a not in flags.overrides]  # Hydra's parser wants the overrides together
     sys.argv = ["dpbench", *options, f"hydra.job.name={command}", *overrides, *config.searchpath()]
     os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
@@ -72,3 +80,31 @@ def run(command: str, args: list[str]) -> int:
             os.environ["HYDRA_FULL_ERROR"] = saved[1]
     return 0
 
+
+def help_text(command: str) -> str:
+    """`<command> --help`: the help template of conf/config.yaml (hydra.help) filled in from files and the schema.
+    Hydra's own help composes the config and copies its repository once per config group (seconds); this one
+    imports neither the algorithms nor Hydra, so it prints at once."""
+    import dataclasses
+    import string
+
+    from omegaconf import OmegaConf
+
+    from dpbench import config
+
+    base = OmegaConf.load(config.CONF_DIR / "config.yaml")
+    template = OmegaConf.to_container(base.hydra.help)["template"].replace("${hydra.job.name}", command)
+    groups = {group: [options] for group, options in REGISTRY_GROUPS.items()}
+    for group in set(config.GROUPS) - set(REGISTRY_GROUPS):
+        for option in config.options(group):  # nested ones (experiment=smoke/fig1) on a line of their own
+            parent, _, name = f"{group}/{option}".rpartition("/")
+            groups.setdefault(parent, []).append(name)
+    lines = "".join(f"{group}: {', '.join(options)}\n" for group, options in sorted(groups.items()))
+    schema = OmegaConf.to_yaml(dataclasses.asdict(config.Config()))
+    return string.Template(template).substitute(APP_CONFIG_GROUPS=lines, CONFIG=schema)
+
+
+REGISTRY_GROUPS = {  # made from the registries (config.shorthands), which --help does not import
+    "algorithm": "NAME of a registered algorithm (`python -m dpbench algorithms` lists them)",
+    "dataset": "NAME of a dataset or a group (e.g. openml_all), GROUP/NAME of a group's dataset (e.g. openml/cpu_act); "
+               "`python -m dpbench data list` lists them"}

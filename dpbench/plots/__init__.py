@@ -4,7 +4,7 @@ A kind is a function `fn(df, title='', **options) -> matplotlib Figure`
 registered with `@figure('<kind>')`; its keyword options are the config's
 `plot.*` keys it takes (metric, x, y, ...).  `@figure('<kind>', summary=fn)`
 also gives the report a text summary `fn(df, **options) -> str`.  `draw(plot_cfg, df, out_path,
-title)` picks the kind named by plot.kind and saves the figure.  Every module
+title)` picks the kind named by plot.kind and saves the figure in plot.formats (default PNG only).  Every module
 of this package is imported with it, so a new kind is one new module.
 """
 
@@ -55,8 +55,10 @@ def get_kind(kind: str) -> Callable:
 
 
 def options(plot: Mapping, fn: Callable) -> dict:
-    """The plot's keys other than kind (null ones left to the kind's defaults), checked against what fn takes."""
-    kind, options = plot.get("kind") or DEFAULT_KIND, {k: v for k, v in plot.items() if k != "kind" and v is not None}
+    """The plot's keys other than kind and formats (null ones left to the kind's defaults), checked against what fn
+    takes."""
+    kind = plot.get("kind") or DEFAULT_KIND
+    options = {k: v for k, v in plot.items() if k not in ("kind", "formats") and v is not None}
     params = {n: p for n, p in inspect.signature(fn).parameters.items() if n not in ("df", "title")}
     unknown = sorted(set(options) - set(params))
     if unknown:
@@ -82,14 +84,26 @@ def summary(plot: Mapping, df: pd.DataFrame) -> str | None:
     return _SUMMARIES[kind](df, **options(plot, get_kind(kind)))
 
 
+def formats(plot: Mapping) -> tuple[str, ...]:
+    """plot.formats: the files of a figure, e.g. [png] (the default) or [png, pdf]; PNG always (the report shows
+    it)."""
+    from dpbench.plots.common import FORMATS
+
+    asked = plot.get("formats") or ["png"]
+    if isinstance(asked, str) or not set(asked) <= set(FORMATS) or "png" not in asked:
+        raise ValueError(f"plot.formats must be a list of {', '.join(FORMATS)} with png in it, e.g. [png, pdf]; "
+                         f"got {asked!r}")
+    return tuple(asked)
+
+
 def draw(plot: Mapping, df: pd.DataFrame, out_path: str | Path, title: str = "") -> Path:
-    """Draw the figure the plot config names and save it to out_path."""
+    """Draw the figure the plot config names and save it to out_path (a .png) and beside it in plot.formats."""
     from dpbench.plots.common import save
 
-    return save(make(plot, df, title), out_path)
+    return save(make(plot, df, title), out_path, formats(plot))
 
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["draw", "figure", "get_kind", "kinds", "make", "summary", "unregister"]
+__all__ = ["draw", "figure", "formats", "get_kind", "kinds", "make", "summary", "unregister"]

@@ -174,12 +174,17 @@ def panels(n: int, ncols: int = 3, width: float = 4.6, height: float = 3.8, **sh
     return fig, list(axes.flat[:n])
 
 
-def save(fig, out_path: str | Path) -> Path:
-    """Write the figure (the whole of it: legends outside the axes included) as PNG and, beside it, PDF; free it."""
+FORMATS = ("png", "pdf")  # what a figure can be saved as (plot.formats); the analyses' paper figures: both
+
+
+def save(fig, out_path: str | Path, formats=("png",)) -> Path:
+    """Write the figure (the whole of it: legends outside the axes included) to out_path and, beside it, in each
+    other of `formats` (a sweep asks for a PDF only with plot.formats: it is time after every sweep); free it."""
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out_path, dpi=130, bbox_inches="tight")
-    if out_path.suffix.lower() == ".png":
-        fig.savefig(out_path.with_suffix(".pdf"), bbox_inches="tight")
+    for fmt in dict.fromkeys(formats):
+        if f".{fmt}" != out_path.suffix.lower():
+            fig.savefig(out_path.with_suffix(f".{fmt}"), bbox_inches="tight")
     plt.close(fig)
     return out_path

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpbench.plots.common import plt, save
+from dpbench.plots.common import FORMATS, plt, save
 
 
 def r2_axis(ax, lowest: float) -> None:
@@ -45,7 +45,7 @@ def ptr_vs_m(df: pd.DataFrame, out_path: Path) -> Path:
     ax.legend(fontsize=8)
     fig.suptitle("paper 003 Fig. 2 (left): PTR distance vs m; make_regression, noise 10, intercept", fontsize=10)
     fig.tight_layout()
-    return save(fig, out_path)
+    return save(fig, out_path, FORMATS)
 
 
 def r2_vs_m(df: pd.DataFrame, out_path: Path) -> Path:
@@ -78,7 +78,7 @@ def r2_vs_m(df: pd.DataFrame, out_path: Path) -> Path:
     fig.suptitle("paper 003 Fig. 5: R^2 vs m at (ln 3, 1e-5); dashed: median of the table's runs\n"
                  "percentages: share of trials whose PTR check passed (failed = zero model)", fontsize=9)
     fig.tight_layout()
-    return save(fig, out_path)
+    return save(fig, out_path, FORMATS)
 
 
 def runtime(df: pd.DataFrame, out_path: Path) -> Path:
@@ -95,7 +95,7 @@ def runtime(df: pd.DataFrame, out_path: Path) -> Path:
     ax.set_title(f"paper 003 Fig. 2 (right): runtime, {rt['dataset'].iloc[0]}", fontsize=9)
     ax.legend(fontsize=6)
     ax.grid(alpha=0.3)
-    return save(fig, out_path)
+    return save(fig, out_path, FORMATS)
 
 
 def figures(df: pd.DataFrame, out: Path) -> list[Path]:

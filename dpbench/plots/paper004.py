@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpbench.plots.common import plt, save
+from dpbench.plots.common import FORMATS, plt, save
 
 XLABELS = {"n": "n", "kappa": "kappa (Sigma[0,0])", "sigma": "sigma (noise U[-sigma, sigma])",
            "alpha": "fraction of labels set to 1000"}
@@ -43,4 +43,4 @@ def excess_error(df: pd.DataFrame, out_path: Path, sweeps: list[str], title: str
                title_fontsize=7)
     fig.suptitle(title + "\nDP-SSP: x_bound = 1, y_bound = 1 + sigma (public)", fontsize=10)
     fig.tight_layout()
-    return save(fig, out_path)
+    return save(fig, out_path, FORMATS)

@@ -114,6 +114,24 @@ def gaussian_mechanism(
     return report_release("gaussian", name, value, sensitivity, mu, noisy if noisy.ndim else float(noisy))
 
 
+def gaussian_rounds(
+    sensitivity: float, mu: float, rounds: int, dim: int, rng: np.random.Generator, ledger: PrivacyLedger, name: str
+):
+    """The `rounds` releases of an iterative mechanism (one per round, each `gaussian_mechanism`'s mu-GDP release
+    of a `dim`-vector with L2 `sensitivity`): all their noise drawn in one call and recorded as one ledger entry
+    of count `rounds`, up front.  Returns release(value), called once per round; the noise is the same stream as
+    `rounds` separate calls would draw (nothing else draws from `rng` between the rounds), so results do not
+    move; per round it costs one addition instead of a draw and a ledger record."""
+    std = gaussian_std(sensitivity, mu)
+    ledger.record_gaussian(name, sensitivity, std, mu, count=rounds)
+    noise = iter(rng.normal(0.0, std * noise_weakening(), size=(rounds, dim)))
+
+    def release(value):
+        value = np.asarray(value, dtype=float)
+        return report_release("gaussian", name, value, sensitivity, mu, value + next(noise))
+    return release
+
+
 def symmetric_gaussian_mechanism(
     matrix: np.ndarray, sensitivity: float, mu: float, rng: np.random.Generator, ledger: PrivacyLedger, name: str
 ) -> np.ndarray:

@@ -10,12 +10,14 @@ and redoes harness failures (results.RETRIED_STATUSES).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from pathlib import Path
 
 import joblib
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from dpbench import results
@@ -138,14 +140,17 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
         chunks = chunk_units(units, chunk_runs)
         (sweep_dir / "config.json").write_text(json.dumps(exp, indent=2, default=str))
         studies = Path(studies_dir).resolve() if studies_dir is not None else sweep_dir / "tuning"
-        ctx = TaskContext(str(sweep_dir), prov, part_size, blas_threads, owner, imports, str(studies))
+        threads = runner.backend == "threading"  # the tasks share this process's BLAS: pinned once, around them
+        ctx = TaskContext(str(sweep_dir), prov, part_size, None if threads else blas_threads, owner, imports,
+                          str(studies))  # (limits set and restored by each of concurrent tasks would interleave)
         progress = bool(runner.progress)
         estimate = _estimates(todo, data_dir, runner) if progress and todo else None
         seconds = {id(c): estimate(c) for c in chunks} if estimate else {}
         if estimate:
             chunks = calibrate.longest_first(chunks, lambda c: c.runs[0].unit_key, lambda c: seconds[id(c)])
         notes = [_announcement(ctx, calibrate.chunk_label(c), seconds.get(id(c))) for c in chunks]
-        with backends.parallel(runner):
+        with backends.parallel(runner), (threadpool_limits(limits=blas_threads, user_api="blas")
+                                         if threads and blas_threads else contextlib.nullcontext()):
             chunks = _tune(chunks, ctx, progress, estimate)
             with tqdm(total=len(todo), desc=prov.experiment, unit="run", disable=not progress) as bar:
                 tasks = (joblib.delayed(run_chunk)(c, ctx, note) for c, note in zip(chunks, notes, strict=True))

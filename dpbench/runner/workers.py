@@ -1,8 +1,9 @@
-"""What runs in a worker: the chunk and study tasks, the per-process cache of the last loaded unit, and the
+"""What runs in a worker: the chunk and study tasks, the per-worker cache of the last loaded unit, and the
 check that stops a worker whose sweep is gone (runner.lock).
 
 Each task pins BLAS to runner.blas_threads threads (processes x BLAS threads must not oversubscribe the
-cores).  A worker running consecutive chunks of one unit loads its data once.
+cores; the threading backend's tasks share one BLAS, which the sweep pins once).  A worker (a process, or a
+thread of the threading backend) running consecutive chunks of one unit loads its data once.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import traceback
 import uuid
 from dataclasses import dataclass
@@ -42,7 +44,7 @@ class TaskContext:
     studies_dir: str = ""  # the tuning studies' journals (run_sweep's studies_dir)
 
 
-_loaded: dict = {}  # this process's last loaded unit
+_loaded = threading.local()  # .unit: this worker's last loaded unit, (key, (data, shared statistics))
 _parent: dict[int, int] = {}  # pid -> its parent at its first task (for a worker the sweep started: the sweep)
 
 
@@ -66,16 +68,16 @@ def _load(unit: Unit, data_dir: str | None):
     """The unit's data and its shared statistics (train, test); kept for the next task, which is often the
     next chunk of the same unit.  Never shared across units."""
     key = (unit.runs[0].unit_key, data_dir)
-    if key not in _loaded:
+    cached = getattr(_loaded, "unit", None)
+    if cached is None or cached[0] != key:
         data = load_dataset(unit.dataset, split_seed=unit.data_seed, data_dir=data_dir, split=unit.split)
-        _loaded.clear()
-        _loaded[key] = data, (SharedData(data.X_train, data.y_train), SharedData(data.X_test))
-    return _loaded[key]
+        cached = _loaded.unit = key, (data, (SharedData(data.X_train, data.y_train), SharedData(data.X_test)))
+    return cached[1]
 
 
 def forget() -> None:
-    """Drop this process's cached unit (the sweep process, once its sweep is over)."""
-    _loaded.clear()
+    """Drop this thread's cached unit (the sweep process, once its sweep is over)."""
+    _loaded.__dict__.pop("unit", None)
 
 
 def _write(rows: list[dict], ctx: TaskContext) -> int:

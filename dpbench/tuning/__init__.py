@@ -24,9 +24,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 
-from dpbench.algorithms.spaces import without
 from dpbench.tuning.settings import TuningConfig
-from dpbench.tuning.spaces import tuning_space
 
 MODES = ("fixed", "tuned", "private_selection")
 MODE_LABELS = {"fixed": "Fixed", "tuned": "Non-privately tuned", "private_selection": "Privately selected"}
@@ -61,6 +59,9 @@ def settings(tuning: Mapping | None) -> dict:
 def search_space(spec, run_tuning: Mapping) -> dict:
     """The ranges a tuned or privately selected run searches: the algorithm's tuning space without the names
     its experiment entry pins (sets in `params` or `grid`, e.g. paper 001's rounds for DP-XGBoost)."""
+    from dpbench.algorithms.spaces import without  # here, not above: dpbench.config imports this package's
+    from dpbench.tuning.spaces import tuning_space  # settings, and `sweep --help` does not need the algorithms
+
     return without(tuning_space(spec.name), run_tuning.get("pinned", ()))
 
 

@@ -9,12 +9,13 @@ studies): an interrupted study resumes where it stopped, a finished one is reuse
 
 A trial fits `seeds` estimators (each its own noise) on the fit part and scores them on the validation part;
 the objective is their mean.  `batch_trials` trials are asked of the TPE sampler at once (constant liar) and
-all their fits go through the algorithms' batched path together.  A trial in which any fit raises is
-recorded as failed.  The sampler is seeded from the study key; a resumed study draws different (equally
-valid) trials from an uninterrupted one, because TPE's state is rebuilt from the stored trials.  A space of
-categorical choices only, with no more points than n_trials (paper 001's DP-XGBoost subsample in {0.2, 0.5,
-0.8}), is searched exhaustively instead: each point is queued once, so the study has as many trials as
-points.
+all their fits go through the algorithms' batched path together; the trials TPE draws at random anyway (its
+first N_STARTUP, rounded up to whole asks) are asked at once (`ask_size`: the same trials, fewer batches).  A
+trial in which any fit raises is recorded as failed.  The sampler is seeded from the study key; a resumed study
+draws different (equally valid) trials from an uninterrupted one, because TPE's state is rebuilt from the
+stored trials.  A space of categorical choices only, with no more points than n_trials (paper 001's DP-XGBoost
+subsample in {0.2, 0.5, 0.8}), is searched exhaustively instead: each point is queued once, so the study has
+as many trials as points.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from dpbench.algorithms.shared_data import SharedData
 from dpbench.runner.fitting import batch_groups, fit_group, make_estimator
 from dpbench.runner.grid import RunSpec, stable_hash
 from dpbench.runner.scoring import evaluate_many
+
+N_STARTUP = 10  # trials TPE draws at random before it models the finished ones (optuna's default)
 
 
 @dataclass(frozen=True)
@@ -94,11 +97,20 @@ def trial_estimators(run: RunSpec, data, param_sets: list[dict], seeds: int) -> 
     return [make_estimator(r, data) for r in runs]
 
 
-def _score_trials(run: RunSpec, data, param_sets: list[dict], seeds: int, column: str) -> list[float]:
+def ask_size(done: int, n_trials: int, batch_trials: int) -> int:
+    """Trials to ask next: batch_trials, except that the trials TPE draws at random anyway (those asked, in asks
+    of batch_trials, before N_STARTUP have finished: 12 for asks of 4) are asked at once -- the same trials
+    (the random sampler's draws in the same order), in one batched fit instead of several."""
+    startup = -(-N_STARTUP // batch_trials) * batch_trials
+    return min(max(batch_trials, startup - done), n_trials - done)
+
+
+def _score_trials(run: RunSpec, data, param_sets: list[dict], seeds: int, column: str, shared=None) -> list[float]:
     """Mean validation score of each parameter set over `seeds` fits (NaN if any fit raises).  The fits of all
     the trials are grouped by `batch_groups`, so trials of different settings share one batched fit where the
-    algorithm allows (BoostedAdaSSP: all of them)."""
-    shared = (SharedData(data.X_train, data.y_train), SharedData(data.X_test))
+    algorithm allows (BoostedAdaSSP: all of them).  `shared`: the (fit part, validation part) SharedData of
+    the study, made here when not given."""
+    shared = shared or (SharedData(data.X_train, data.y_train), SharedData(data.X_test))
     ests = trial_estimators(run, data, param_sets, seeds)
     scores = np.full(len(ests), np.nan)
     for group in batch_groups(ests):
@@ -132,16 +144,17 @@ def run_study(run: RunSpec, data, storage_dir: Path, stop: Callable[[], bool] = 
     column, lower = objective_metric(run, data.task)
     fit_data = validation_split(data, cfg["validation_fraction"], entropy % 2**32)
     grid, n_trials = tuning.exhaustive_grid(space, cfg["n_trials"]), tuning.study_trials(spec, cfg)
-    sampler = optuna.samplers.TPESampler(seed=entropy % 2**32, constant_liar=True)
+    sampler = optuna.samplers.TPESampler(seed=entropy % 2**32, constant_liar=True, n_startup_trials=N_STARTUP)
     study = optuna.create_study(study_name=key, storage=_storage(storage_dir / f"{key}.log"), sampler=sampler,
                                 direction="minimize" if lower else "maximize", load_if_exists=True)
     for point in itertools.product(*grid.values()) if grid else ():  # queued once, asked before any sampling
         study.enqueue_trial(dict(zip(grid, point, strict=True)), skip_if_exists=True)
+    shared = (SharedData(fit_data.X_train, fit_data.y_train), SharedData(fit_data.X_test))  # one unit: the study's
     while len(_finished(study)) < n_trials and not stop():
-        k = min(cfg["batch_trials"], n_trials - len(_finished(study)))
-        trials = [study.ask() for _ in range(k)]
+        trials = [study.ask() for _ in range(ask_size(len(_finished(study)), n_trials, cfg["batch_trials"]))]
         param_sets = [{n: tuning.suggest(t, n, r) for n, r in space.items()} for t in trials]
-        for trial, value in zip(trials, _score_trials(run, fit_data, param_sets, cfg["seeds"], column), strict=True):
+        scores = _score_trials(run, fit_data, param_sets, cfg["seeds"], column, shared)
+        for trial, value in zip(trials, scores, strict=True):
             if math.isfinite(value):
                 study.tell(trial, value)
             else:

@@ -303,3 +303,25 @@ def test_one_scale_budget_split_gives_every_release_one_noise_scale():
     mus = {e.name: e.mu for e in est.privacy_ledger_.entries}
     assert len(set(np.round(list(mus.values()), 12))) == 1
     assert math.isclose(est.privacy_ledger_.total_mu(), mu_from_epsilon_delta(1.0, 1e-6), rel_tol=1e-9)
+
+
+def test_coefficients_do_not_move():
+    """Coefficients of fixed-seed fits as the code before the float32 option and the row-sorted batch
+    (commit b0a47d8) printed them: the single fit to 1e-12, the batched fit (other summation order) to 1e-9."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(400, 3)) * rng.uniform(0.2, 2.0, size=(400, 1))
+    y = X @ np.array([1.0, -2.0, 0.5]) + rng.normal(size=400)
+    kw = {"epsilon": 2.0, "n_rounds": 12, "learning_rate": 0.8}
+    runs = [{"x_bound": 1.5, "y_bound": 2.0, "random_state": 1},
+            {"x_bound": 0.4, "y_bound": 0.7, "lr_schedule": "1/t", "fit_intercept": True, "random_state": 2}]
+    pinned = [[1.3206319525899881, -2.959704602323822, 0.7651601311833106],
+              [3.5175845715796497, -5.098588300471172, 1.8603561450219002, 0.09383649910221481]]
+    for p, theta in zip(runs, pinned, strict=True):
+        np.testing.assert_allclose(BoostedAdaSSPRegressor(**kw, **p).fit(X, y).theta_, theta, rtol=1e-12)
+    other = {**runs[1], "fit_intercept": False}  # a batch shares fit_intercept; two clip bounds
+    batch = BoostedAdaSSPRegressor.fit_batch([BoostedAdaSSPRegressor(**kw, **runs[0]),
+                                              BoostedAdaSSPRegressor(**kw, **other)], X, y)
+    np.testing.assert_allclose(batch[0].theta_, pinned[0], rtol=1e-9)
+    np.testing.assert_allclose(batch[1].theta_, [2.565418315329577, -3.628547217307251, 1.24462202569666], rtol=1e-9)
+    clf = BoostedAdaSSPClassifier(loss="logistic", x_bound=0.9, random_state=3, **kw).fit(X, y > 0)
+    np.testing.assert_allclose(clf.theta_, [2.085951681324433, -2.6151780645541027, 0.5720037030856642], rtol=1e-12)

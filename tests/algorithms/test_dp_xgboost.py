@@ -6,14 +6,21 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from dpbench import algorithms
+from dpbench.algorithms.base import record_generator
 from dpbench.algorithms.dp_xgboost import (
+    BASE_SCORE,
     GAIN_SENSITIVITY,
+    DPXGBoostClassifier,
+    DPXGBoostTrees,
     bin_index,
     feature_bounds,
     feature_map,
     split_utility,
     weighted_cuts,
 )
+from dpbench.data import load_dataset
+from dpbench.privacy.mechanisms import exponential_mechanism_rows, laplace_mechanism
+from dpbench.privacy.subsampling import SubsampledPureDPLedger, per_round_epsilon, tag_round
 
 
 def data(n=4000, d=4, seed=0):
@@ -79,11 +86,168 @@ def test_split_utility_sensitivity_is_at_most_three_g_squared():
 
 
 def test_weighted_cuts_are_quantiles_of_the_histogram():
-    hist = np.zeros((2, 100))
+    hist = np.zeros((3, 100))
     hist[0, :50] = 1.0  # mass on the first half: cuts there
-    cuts = weighted_cuts(hist, 4)
-    assert list(cuts[0]) == [12, 24, 37]
-    assert len(cuts[1]) == 3 and cuts[1].max() < 99  # no mass: uniform cuts, never the last bin
+    hist[2, 7] = 1.0  # mass in one bin: one cut
+    cut_bins, valid = weighted_cuts(hist, 4)
+    assert list(cut_bins[0]) == [12, 24, 37] and valid[0].all()
+    assert valid[1].all() and cut_bins[1].max() < 99  # no mass: uniform cuts, never the last bin
+    assert list(cut_bins[2]) == [7, 99, 99] and list(valid[2]) == [True, False, False]  # padded
+
+
+def weighted_cuts_per_feature(hist, n_split_candidates):
+    """weighted_cuts as it was, one feature at a time."""
+    max_bins = hist.shape[1]
+    cum = np.cumsum(hist, axis=1)
+    out = []
+    for f in range(hist.shape[0]):
+        total = cum[f, -1]
+        if total <= 0:
+            cuts = np.linspace(0, max_bins - 1, n_split_candidates + 1)[1:-1].astype(int)
+        else:
+            levels = total * np.arange(1, n_split_candidates) / n_split_candidates
+            cuts = np.searchsorted(cum[f], levels, side="left")
+        out.append(np.unique(cuts[cuts < max_bins - 1]))
+    return out
+
+
+@pytest.mark.parametrize("max_bins, n_split_candidates", [(1024, 64), (64, 8), (8, 64), (2, 4)])
+def test_weighted_cuts_equal_the_per_feature_loop(max_bins, n_split_candidates):
+    """On noisy histograms (Laplace noise, negatives set to 0 as in the fit; some rows all 0, some spiky)."""
+    rng = np.random.default_rng(max_bins)
+    hist = np.maximum(rng.laplace(0, 3, size=(40, max_bins)) + rng.poisson(2, size=(40, max_bins)) * (
+        rng.random((40, max_bins)) < 0.1), 0.0)
+    hist[:3] = 0.0
+    hist[3:6] = np.where(rng.random((3, max_bins)) < 0.02, 50.0, 0.0)
+    cut_bins, valid = weighted_cuts(hist, n_split_candidates)
+    ref = weighted_cuts_per_feature(hist, n_split_candidates)
+    assert cut_bins.shape == valid.shape == (40, max(len(c) for c in ref))
+    for f, c in enumerate(ref):
+        np.testing.assert_array_equal(cut_bins[f][valid[f]], c)
+        assert valid[f, :len(c)].all() and not valid[f, len(c):].any() and (cut_bins[f, len(c):] == max_bins - 1).all()
+
+
+# --------------------------------------------------------------------------- the histograms of before
+
+
+class DenseHistogramsReference(DPXGBoostClassifier):
+    """The estimator as it was before the histograms skipped each feature's zero bin: every histogram one
+    bincount over all n x d (record, feature) entries.  The reference the package's fit must reproduce."""
+
+    def _fit_model(self, X, y01, mu, rng, ledger):
+        ledger = self.privacy_ledger_ = SubsampledPureDPLedger(sampling_probability=float(self.subsample))
+        self.epsilon_per_round_ = eps_t = per_round_epsilon(float(self.epsilon), float(self.delta),
+                                                            int(self.n_rounds), float(self.subsample))
+        self.bounds_ = feature_bounds(self.feature_types, X.shape[1], self.feature_bound)
+        B = self._bins(X)
+        self.trees_ = trees = DPXGBoostTrees(self.max_depth)
+        s = np.full(X.shape[0], BASE_SCORE)
+        for t in range(self.n_rounds):
+            g = s - y01
+            keep = (record_generator(rng).random(X.shape[0]) < self.subsample) & (np.abs(g) < self.grad_bound)
+            self._grow_tree(B[keep], g[keep], eps_t, rng, ledger, t)
+            s += trees.leaves[-1][trees.leaf_of(B, t)]
+        return self
+
+    def _grow_tree(self, B, g, eps_t, rng, ledger, t):
+        n, d = B.shape
+        nb, depth, lam, gs = self.max_bins, self.max_depth, float(self.reg_lambda), float(self.grad_bound)
+        hist = np.bincount((B.astype(np.int64) + np.arange(d) * nb).ravel(), minlength=d * nb).reshape(d, nb)
+        noisy = laplace_mechanism(hist, float(d), eps_t / 2, rng, ledger, tag_round(t, "sketch histograms"))
+        cuts = weighted_cuts_per_feature(np.maximum(noisy, 0.0), self.n_split_candidates)
+        k = 1 + max(len(c) for c in cuts)
+        lut = np.zeros((d, nb), dtype=np.int64)
+        valid = np.zeros((d, k - 1), dtype=bool)
+        cut_bins = np.full((d, k - 1), nb - 1, dtype=np.int64)
+        for f, c in enumerate(cuts):
+            lut[f] = np.searchsorted(c, np.arange(nb), side="left")
+            valid[f, :len(c)] = True
+            cut_bins[f, :len(c)] = c
+        Q = lut[np.arange(d), B] if n else np.zeros((0, d), dtype=np.int64)
+        node = np.zeros(n, dtype=np.int64)
+        eps_level, sens = eps_t / (4 * depth), GAIN_SENSITIVITY * gs**2
+        feats, cut_list = [], []
+        for level in range(depth):
+            m = 2**level
+            keys = ((node[:, None] * d + np.arange(d)) * k + Q).ravel()
+            G = np.bincount(keys, np.repeat(g, d), minlength=m * d * k).reshape(m, d, k)
+            N = np.bincount(keys, minlength=m * d * k).reshape(m, d, k).astype(float)
+            GL, NL = np.cumsum(G, axis=2)[:, :, :-1], np.cumsum(N, axis=2)[:, :, :-1]
+            Gt, Nt = G[:, :1].sum(axis=2)[:, :, None], N[:, :1].sum(axis=2)[:, :, None]
+            gain = split_utility(GL, NL, Gt - GL, Nt - NL, lam)
+            log_w = np.where(valid[None], eps_level * gain / (2 * sens), -np.inf).reshape(m, -1)
+            choice = exponential_mechanism_rows(log_w, eps_level, rng, ledger, tag_round(t, f"splits level {level}"),
+                                                sensitivity=sens)
+            f_sel, j_sel = np.divmod(choice, k - 1)
+            feats.append(f_sel)
+            cut_list.append(cut_bins[f_sel, j_sel])
+            if n:
+                node = 2 * node + (B[np.arange(n), f_sel[node]] > cut_list[-1][node])
+        leaves = 2**depth
+        G = np.bincount(node, g, minlength=leaves)
+        N = np.bincount(node, minlength=leaves).astype(float)
+        value = np.clip(-G / (np.maximum(N, self.min_child_weight) + lam), -gs, gs)
+        leaf_sens = 2 * gs / (self.min_child_weight + 1 + lam)
+        value = laplace_mechanism(value, leaf_sens, eps_t / 4, rng, ledger, tag_round(t, "leaf values"))
+        self.trees_.features.append(feats)
+        self.trees_.cuts.append(cut_list)
+        self.trees_.leaves.append(self.learning_rate * np.asarray(value, dtype=float))
+
+
+def one_hot_data(n=3000, seed=0):
+    """Shaped like adult: one-hot indicators, most 0, some mostly 1 (their zero bin is the rare one)."""
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.01, 0.3, size=40)
+    p[:4] = 0.95
+    X = (rng.random((n, p.size)) < p).astype(float)
+    y = (X[:, 4] + X[:, 5] - X[:, 0] + rng.normal(0, 0.5, size=n) > 0).astype(int)
+    return X, y, ["nominal"] * p.size
+
+
+def mixed_data(n=3000, seed=1):
+    """Continuous features (some with many exact zeros, negatives, values beyond feature_bound) and indicators."""
+    X, y = data(n, 4, seed)
+    rng = np.random.default_rng(seed)
+    X[rng.random(n) < 0.6, 1] = 0.0
+    X[:, 2] *= 1e6
+    ind = (rng.random((n, 3)) < [0.1, 0.5, 0.9]).astype(float)
+    return np.hstack([X, ind]), y, ["continuous"] * 4 + ["nominal"] * 3
+
+
+def assert_fits_equal(X, y, Xt, **params):
+    """Same seed, same trees, leaf values, scores and ledger as the dense histograms of before, bit for bit."""
+    new = DPXGBoostClassifier(random_state=3, **params).fit(X, y)
+    old = DenseHistogramsReference(random_state=3, **params).fit(X, y)
+    model = lambda est: [*(f for tree in est.trees_.features for f in tree), *(c for tree in est.trees_.cuts
+                                                                              for c in tree), *est.trees_.leaves]
+    assert len(new.trees_.leaves) == len(old.trees_.leaves) == params["n_rounds"]
+    for a, b in zip(model(new), model(old), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(new.decision_function(Xt), old.decision_function(Xt))
+    assert new.privacy_ledger_.to_records() == old.privacy_ledger_.to_records()
+
+
+@pytest.mark.parametrize("case", ["one_hot", "mixed", "mixed_untyped", "one_record", "empty"])
+def test_fits_equal_the_dense_histograms_of_before(case):
+    """The histogram cells off the zero bin are summed in the same order as before and the sketch counts are
+    exact; only the gradient sums' zero cells differ, by rounding, too little to move an exponential-mechanism
+    draw.  One-hot data (sparse, some indicators mostly 1), continuous data with exact zeros, values beyond
+    the bound and indicators, typed and untyped, one record and none."""
+    X, y, types = one_hot_data() if case == "one_hot" else mixed_data()
+    params = {"epsilon": 5.0, "n_rounds": 4, "max_depth": 4, "subsample": 0.7, "feature_types": types}
+    if case == "mixed_untyped":
+        params.update(feature_types=None, max_bins=64, n_split_candidates=8, epsilon=50.0)
+    Xt = X[:500]
+    if case in ("one_record", "empty"):
+        rows = 1 if case == "one_record" else 0
+        X, y = X[:rows], y[:rows]
+    assert_fits_equal(X, y, Xt, **params)
+
+
+def test_adult_fits_equal_the_dense_histograms_of_before(mirror):
+    data = load_dataset({"name": "adult"}, split_seed=42, data_dir=mirror)
+    assert_fits_equal(data.X_train, data.y_train, data.X_test, epsilon=10.0, n_rounds=2,
+                      feature_types=list(data.feature_types))
 
 
 # --------------------------------------------------------------------------- behaviour

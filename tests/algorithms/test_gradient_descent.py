@@ -60,6 +60,21 @@ def test_clipped_gradient_sum_is_row_clipping_of_per_example_gradients():
                                    rtol=1e-12, atol=1e-12)
 
 
+def test_a_nan_residual_counts_zero_in_its_runs_sum_only():
+    """A residual 0 * inf is NaN: that record's clipped gradient counts 0 (no NaN reaches the release), for one
+    run and for that run's column of a batch, whose other runs are untouched."""
+    X, y = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 2.0]]), np.array([0.0, 1.0, -1.0])
+    theta = np.array([np.inf, 1.0])  # residuals NaN, inf, inf
+    expected = X[1] * 0.5 + X[2] * 0.5 / math.sqrt(5)  # clipped to C / ||x_i||
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(X @ theta)[0]
+    np.testing.assert_allclose(clipped_gradient_sum(X, y, theta, 0.5), expected, rtol=1e-12)
+    other = np.array([0.3, -0.2])
+    both = clipped_gradient_sum(X, y, np.column_stack([theta, other]), np.array([0.5, 2.0]))
+    np.testing.assert_allclose(both[:, 0], expected, rtol=1e-12)
+    np.testing.assert_array_equal(both[:, 1], clipped_gradient_sum(X, y, other, 2.0))
+
+
 def test_first_step_noise_matches_ledger():
     """From theta_0 = 0 one step gives theta_1 = -step (S + Z) / n~ with S the clipped gradient sum (clipping
     active here).  Recover Z over m seeds: its mean must be 0 (z-test per coordinate) and sum Z^2 / std^2 with

@@ -123,13 +123,13 @@ def check_readme_output(args: list[str], out: str, changed: set[Path]) -> None:
     elif args[0] == "sweep" and not {"--help", "--cfg", "--dry-run"} & set(args):
         done, finished = map(int, re.search(r"(\d+) runs done \(\d+ of them retried\), (\d+) already", out).groups())
         assert done + finished == len(check_table_and_figure(out, overrides, changed))
+    elif args[0] == "report" and all(a.startswith("results_dir=") for a in args[1:]):  # the reproduction report
+        assert {p.name for p in changed} >= {"report.html", "report.md"}
+        assert re.search(r"^report: \S+report.html and \S+report.md \(\d+ sections\)$", out, re.M)
     elif args[0] in ("plot", "report") and overrides:
         plot = args[0] == "plot"
         check_table_and_figure(out, overrides, changed, figure=plot, table=not plot)
         assert bool(changed) == plot
-    elif args == ["report"]:
-        assert {p.name for p in changed} >= {"report.html", "report.md"}
-        assert re.search(r"^report: \S+report.html and \S+report.md \(\d+ sections\)$", out, re.M)
     elif args[:1] == ["analysis"] and len(args) > 1:
         written = re.search(r": done in .* s; wrote (.*)$", out, re.M).group(1).split(", ")
         assert {Path(p).resolve() for p in written} <= changed
@@ -240,6 +240,16 @@ def test_sweep_help_and_errors_through_python_m(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+def test_help_imports_neither_hydra_nor_the_fitting_stack(tmp_path):
+    """`--help` and `sweep --help` print at once: no Hydra, scikit-learn, pandas or matplotlib is imported."""
+    code = ("import sys; from dpbench.cli import main; main(sys.argv[1:]); "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'hydra', 'sklearn', 'pandas', 'matplotlib'}))")
+    for args in (["--help"], ["sweep", "--help"], ["plot", "-h"]):
+        p = subprocess.run([sys.executable, "-c", code, *args], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120)
+        assert p.returncode == 0 and "python -m dpbench" in p.stdout and p.stdout.splitlines()[-1] == "[]", args
+
+
 ERRORS = [
     (["swep"], "unknown command 'swep'; commands: sweep, plot, report, data, audit"),
     (["sweep", "epsilons=[1"], "bad override 'epsilons=[1'"),
@@ -249,6 +259,7 @@ ERRORS = [
     (["sweep", "epsilons=1"], "epsilons must be a list"),
     (["sweep", "datasets=[{name: synthetic, outlier: lable}]"], "outlier must be one of"),
     (["sweep", "runner.foo=1"], "unknown config key 'runner.foo'"),
+    (["sweep", "plot.formats=[pdf]"], "plot.formats must be a list of png, pdf with png in it"),
     (["sweep", "--frobnicate"], "unknown option(s) --frobnicate"),
     (["plot", "--dry-run"], "--dry-run is an option of sweep only"),
     (["report", "algorithms=[nope]"], "unknown algorithm 'nope'"),

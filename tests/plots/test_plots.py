@@ -88,6 +88,18 @@ def test_each_kind_draws_readably(kind, options, epsilons, tmp_path):
     assert path.stat().st_size > 10_000
 
 
+@pytest.mark.parametrize("formats, written", [(None, {"f.png"}), (["png"], {"f.png"}),
+                                              (["png", "pdf"], {"f.png", "f.pdf"})])
+def test_formats_are_the_files_written(formats, written, tmp_path):
+    """PNG only unless plot.formats asks for a PDF beside it."""
+    plot = {"kind": "dots"} | ({"formats": formats} if formats else {})
+    assert plots.draw(plot, results_frame((1.0,)), tmp_path / "f.png") == tmp_path / "f.png"
+    assert {p.name for p in tmp_path.iterdir()} == written
+    assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if "f.pdf" in written:
+        assert (tmp_path / "f.pdf").read_bytes()[:5] == b"%PDF-"
+
+
 def test_failed_outcomes_are_crosses_counted_in_the_legend():
     fig = plots.make({"kind": "dots"}, results_frame((1.0,)))
     text = texts(fig)
@@ -179,6 +191,9 @@ def test_config_errors_name_the_problem():
         plots.make({"kind": "privacy_curve", "x": "ols"}, df)
     with pytest.raises(ValueError, match="no runs with metrics"):
         plots.make({"kind": "dots"}, df.assign(status="error"))
+    for bad in (["pdf"], ["png", "svg"], "png"):
+        with pytest.raises(ValueError, match=r"plot.formats must be a list of png, pdf with png in it, e.g. \[png,"):
+            plots.formats({"kind": "dots", "formats": bad})
 
 
 def test_algorithms_of_one_task_have_distinct_colours():

@@ -7,10 +7,12 @@ import pytest
 from scipy import stats
 
 from dpbench.algorithms.base import random_parts
+from dpbench.privacy.mechanisms import recorded_releases
 from dpbench.privacy import (
     PrivacyLedger,
     exponential_mechanism,
     gaussian_mechanism,
+    gaussian_rounds,
     gaussian_std,
     gaussian_std_dp,
     laplace_mechanism,
@@ -27,6 +29,21 @@ def test_repeated_releases_are_one_entry_with_a_count():
     assert [(e.name, e.count) for e in led.entries] == [("count", 1), ("round", 7), ("round", 1)]
     assert led.total_mu() == pytest.approx(math.sqrt(0.25 + 7 * 0.01 + 0.04), rel=1e-14)
 
+
+
+def test_rounds_draw_the_same_noise_as_separate_releases_and_record_one_entry():
+    """gaussian_rounds: T releases with the noise of T gaussian_mechanism calls on the same stream, one ledger
+    entry of count T, and every round still reported as a release (what the sensitivity tests compare)."""
+    values = np.arange(12.0).reshape(4, 3)
+    led_a, rng_a, led_b, rng_b = PrivacyLedger(), np.random.default_rng(5), PrivacyLedger(), np.random.default_rng(5)
+    separate = [gaussian_mechanism(v, 2.0, 0.3, rng_a, led_a, "round") for v in values]
+    with recorded_releases() as releases:
+        release = gaussian_rounds(2.0, 0.3, 4, 3, rng_b, led_b, "round")
+        together = [release(v) for v in values]
+    np.testing.assert_array_equal(together, separate)
+    assert led_b.entries == led_a.entries and [(e.name, e.count) for e in led_b.entries] == [("round", 4)]
+    assert [r.name for r in releases] == ["round"] * 4 and all(r.sensitivity == 2.0 for r in releases)
+    assert rng_a.random() == rng_b.random()  # the streams continue alike
 
 def test_group_privacy():
     led = PrivacyLedger(accountant="basic", group_size=2)

@@ -108,10 +108,12 @@ def test_sweep_writes_resumes_and_loads(tmp_path):
     assert len(results.load(tmp_path)) == 10
 
 
-def test_results_do_not_depend_on_n_jobs(tmp_path):
+@pytest.mark.parametrize("backend", ["loky", "threading"])
+def test_results_do_not_depend_on_n_jobs(backend, tmp_path):
     exp = small_experiment()
     run_sweep(exp, SEQUENTIAL, tmp_path / "a")
-    run_sweep(exp, {"backend": "loky", "n_jobs": 2, "part_size": 2, "progress": False}, tmp_path / "b")
+    runner = {"backend": backend, "n_jobs": 2, "part_size": 2, "chunk_runs": 2, "progress": False}
+    run_sweep(exp, runner, tmp_path / "b")
     a = results.load(tmp_path / "a").set_index("run_id").sort_index()
     b = results.load(tmp_path / "b").set_index("run_id").sort_index()
     pd.testing.assert_series_equal(a["test_mse"], b["test_mse"])

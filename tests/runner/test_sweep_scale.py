@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from dataclasses import asdict
 
 import pandas as pd
@@ -67,6 +68,36 @@ def test_dask_cluster_gives_the_local_runners_rows(tmp_path):
     assert len(report["worker_pids"]) == 2 and report["pid"] not in report["worker_pids"]
     pd.testing.assert_frame_equal(_rows(tmp_path / "local"), _rows(tmp_path / "dask"))
     assert len(list(results.parts_dir(tmp_path / "dask").glob("part-*.parquet"))) == 10
+
+
+# A sweep on 2 loky workers, then each worker's modules (joblib reuses the sweep's workers: same backend, n_jobs).
+LOKY_MODULES = """
+import json, sys
+import joblib
+from dpbench.runner.sweep import run_sweep
+
+exp, out_dir = json.loads(sys.argv[1]), sys.argv[2]
+out = run_sweep(exp, {"backend": "loky", "n_jobs": 2, "chunk_runs": 1, "progress": False}, out_dir)
+probe = "(__import__('os').getpid(), sorted(__import__('sys').modules))"  # run by eval, a builtin: imports nothing
+with joblib.parallel_config(backend="loky", n_jobs=2):
+    modules = dict(joblib.Parallel()(joblib.delayed(eval)(probe) for _ in range(8)))
+print(json.dumps({"out": out, "modules": modules}))
+"""
+NOT_IN_WORKERS = {"matplotlib", "hydra", "omegaconf", "optuna", "openml"}  # the figure, the config, studies, downloads
+
+
+def test_loky_workers_import_what_a_fit_needs_only(tmp_path):
+    """A loky worker pays for its imports at every sweep's start: it loads the fitting stack (numpy, scikit-learn,
+    pandas and pyarrow for the parts), not plotting, Hydra, Optuna (no tuned run here) or openml."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", LOKY_MODULES, json.dumps(small_experiment()), str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["out"]["ran"] == 10
+    ran = [set(m) for m in report["modules"].values() if "dpbench.runner.workers" in m]  # workers that ran chunks
+    assert ran and all({"sklearn", "pyarrow"} <= m for m in ran)
+    assert [sorted({m.split(".")[0] for m in mods} & NOT_IN_WORKERS) for mods in ran] == [[]] * len(ran)
 
 
 def test_unreachable_scheduler_is_one_line(tmp_path, monkeypatch):
@@ -141,19 +172,25 @@ def test_runner_settings_are_declared_once_in_the_config_schema():
         sweep.settings({"n_job": 1})
 
 
-def test_blas_is_pinned_inside_each_task(tmp_path, monkeypatch):
+THREADS = {**SEQUENTIAL, "backend": "threading", "n_jobs": 2, "chunk_runs": 1}  # concurrent tasks in this process
+
+
+@pytest.mark.parametrize("runner", [SEQUENTIAL, THREADS], ids=["sequential", "threading"])
+def test_blas_is_pinned_inside_each_task(runner, tmp_path, monkeypatch):
     if not [p for p in threadpool_info() if p["user_api"] == "blas"]:
         pytest.skip("no BLAS library loaded")
-    seen = []
+    seen, calls, both_inside = [], iter(range(10**6)), threading.Barrier(2, timeout=60)
     real_fit = workers.fit_runs
 
     def fit(runs, data, shared):
+        if runner is THREADS and next(calls) < 2:  # the first two tasks at once
+            both_inside.wait()
         seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
         return real_fit(runs, data, shared)
 
     monkeypatch.setattr(workers, "fit_runs", fit)
     before = [p["num_threads"] for p in threadpool_info()]
-    run_sweep(small_experiment(seeds=[0]), SEQUENTIAL, tmp_path)
+    run_sweep(small_experiment(seeds=[0, 1]), runner, tmp_path)
     assert seen and set(seen) == {1}
     assert [p["num_threads"] for p in threadpool_info()] == before  # restored after the task
     with pytest.raises(ValueError, match="blas_threads"):

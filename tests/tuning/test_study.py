@@ -111,6 +111,41 @@ def test_a_studys_trials_share_one_batched_fit(monkeypatch):
     np.testing.assert_allclose(batched, alone, rtol=1e-9)
 
 
+SSPGD_TRIALS = {"adassp": [{"x_bound": 0.5, "y_bound": 2.0}, {"x_bound": 3.0, "y_bound": 0.3},
+                            {"x_bound": 1e3, "y_bound": 5.0}],
+                 "dpgd": [{"grad_bound": 0.5, "n_rounds": 30, "lr_schedule": "constant"},
+                          {"grad_bound": 3.0, "n_rounds": 7, "lr_schedule": "1/t"},
+                          {"grad_bound": 1e3, "n_rounds": 18, "lr_schedule": "1/sqrt(t)"}]}
+
+
+@pytest.mark.parametrize("algorithm", sorted(SSPGD_TRIALS))
+def test_adassp_and_dpgd_trials_share_one_batched_fit(monkeypatch, algorithm):
+    """AdaSSP's and DP-GD's trials (clip bounds, rounds, schedules differ) are one fit_batch too, and each
+    run's coefficients and each trial's score equal those of the trial's own fits, one by one."""
+    from dpbench.tuning import study
+
+    run = _tuned_run(algorithm=algorithm)
+    data = validation_split(load_dataset(DATA, split_seed=run.data_seed), 0.2, seed=0)
+    param_sets = SSPGD_TRIALS[algorithm]
+    sizes, fit_group, fitted = [], study.fit_group, []
+
+    def spy(ests, *args):
+        sizes.append(len(ests))
+        fitted.extend(ests)
+        return fit_group(ests, *args)
+
+    monkeypatch.setattr(study, "fit_group", spy)
+    batched = study._score_trials(run, data, param_sets, 2, "test_mse")
+    assert sizes == [6]
+    alone = [e.fit(data.X_train, data.y_train) for e in study.trial_estimators(run, data, param_sets, 2)]
+    for a, b in zip(alone, fitted, strict=True):
+        np.testing.assert_allclose(b.theta_, a.theta_, rtol=1e-9, atol=1e-12 * np.abs(a.theta_).max())
+        assert b.privacy_ledger_.entries == a.privacy_ledger_.entries
+    scores = [np.mean([np.mean((e.predict(data.X_test) - data.y_test) ** 2) for e in alone[2 * i:2 * i + 2]])
+              for i in range(len(param_sets))]
+    np.testing.assert_allclose(batched, scores, rtol=1e-9)
+
+
 def test_a_rerun_of_a_tuned_sweep_fits_nothing(tmp_path):
     exp = _exp()
     first = run_sweep(exp, RUNNER, tmp_path / "t")
@@ -178,3 +213,33 @@ def test_a_small_categorical_space_is_searched_exhaustively(tmp_path):
     trials = _finished(optuna.load_study(study_name=study_key(run), storage=storage))
     assert sorted(t.params["subsample"] for t in trials) == [0.2, 0.5, 0.8]
     assert tuning.study_trials(spec, {**run.tuning, "n_trials": 2}) == 2  # fewer trials than points: TPE
+
+
+def test_the_random_startup_trials_are_asked_at_once(tmp_path, monkeypatch):
+    """TPE draws its first N_STARTUP trials at random (12 when asked 4 at a time): asked at once, they are the
+    same trials in one batched fit, and the study after them is the same study."""
+    import optuna
+
+    from dpbench.tuning import study
+
+    assert [study.ask_size(done, 14, 4) for done in (0, 12)] == [12, 2]
+    assert study.ask_size(0, 5, 4) == 5 and study.ask_size(0, 50, 16) == 16 and study.ask_size(8, 50, 4) == 4
+
+    fit_group, sizes = study.fit_group, []
+    monkeypatch.setattr(study, "fit_group", lambda ests, *args: sizes.append(len(ests)) or fit_group(ests, *args))
+    run = _tuned_run(algorithm="boosted_adassp", n_trials=14, batch_trials=4, seeds=1)
+
+    def trials(path):
+        sizes.clear()
+        run_study(run, load_dataset(DATA, split_seed=run.data_seed), path)
+        storage = optuna.storages.JournalStorage(
+            optuna.storages.journal.JournalFileBackend(str(path / f"{study_key(run)}.log")))
+        return _finished(optuna.load_study(study_name=study_key(run), storage=storage))
+
+    at_once = trials(tmp_path / "a")
+    assert sizes == [12, 2]
+    monkeypatch.setattr(study, "ask_size", lambda done, n, batch: min(batch, n - done))  # asks of 4 throughout
+    before = trials(tmp_path / "b")
+    assert sizes == [4, 4, 4, 2]
+    assert [t.params for t in at_once] == [t.params for t in before]
+    np.testing.assert_allclose([t.value for t in at_once], [t.value for t in before], rtol=1e-9)

@@ -1,0 +1,47 @@
+"""`python -m dpbench readme`: rewrite the README's measured tables from the reference results (dpbench.reference)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dpbench.cli.parsing import OneLineParser
+
+
+def main(argv: list[str]) -> int:
+    from dpbench import reference
+
+    parser = OneLineParser(prog="python -m dpbench readme",
+                           description="Rewrite the README's <!-- reference:NAME --> blocks from the committed "
+                                       "reference results (--check: change nothing, exit 1 if a block differs).")
+    parser.add_argument("--results-dir", default=str(reference.DIR), help="default %(default)s")
+    parser.add_argument("--file", default="README.md", help="the file whose blocks are rewritten (%(default)s)")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a block is not what the results give")
+    parser.add_argument("--publish", metavar="SOURCE", help="first copy the finished results under SOURCE (where the "
+                        "reference sweeps ran) into --results-dir, small, and write its report")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    if args.publish:
+        from dpbench import reproduction
+
+        names = reference.publish(args.publish, args.results_dir)
+        html_path, _, _ = reproduction.write(args.results_dir)
+        print(f"published {', '.join(names)} into {args.results_dir}; report {html_path}")
+    path = Path(args.file)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    text = path.read_text()
+    new = reference.render(text, reference.tables(args.results_dir))
+    if args.check:
+        if new != text:
+            print(f"{path}: the reference blocks differ from {args.results_dir}: run `python -m dpbench readme`")
+            return 1
+        print(f"{path}: the reference blocks agree with {args.results_dir}")
+        return 0
+    if new != text:
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(new)
+        tmp.replace(path)
+    print(f"{path}: reference blocks {'rewritten' if new != text else 'already up to date'} from {args.results_dir}")
+    return 0

@@ -1,0 +1,59 @@
+"""The README's measured tables are what the committed reference results give (dpbench.reference)."""
+
+from pathlib import Path
+
+import pytest
+
+from dpbench import reference
+from dpbench.cli.readme import main as readme_main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_readme_blocks_agree_with_the_reference_results(monkeypatch):
+    monkeypatch.chdir(ROOT)  # the tables name results/reference as the command sees it, from the repository root
+    text = (ROOT / "README.md").read_text()
+    names = {m["name"] for m in reference._BLOCK.finditer(text)}
+    assert {"verdicts", "runs", "paper001-f1"} <= names  # the README shows every generated table
+    assert reference.render(text, reference.tables(reference.DIR)) == text, \
+        "README's reference blocks are stale: run `python -m dpbench readme`"
+
+
+def test_render_replaces_only_the_blocks_body():
+    text = "a\n<!-- reference:x -->\nold 1\nold 2\n<!-- /reference:x -->\nb <!-- reference:x --> c\n"
+    assert reference.render(text, {"x": "| new |\n"}) == \
+        "a\n<!-- reference:x -->\n| new |\n<!-- /reference:x -->\nb <!-- reference:x --> c\n"
+    with pytest.raises(ValueError, match="reference:x is not one of y"):
+        reference.render(text, {"y": "z"})
+
+
+def test_check_fails_on_a_hand_edited_number(tmp_path, monkeypatch):
+    monkeypatch.setattr(reference, "tables", lambda results_dir: {"x": "| 0.52 |"})
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- reference:x -->\n| 0.53 |\n<!-- /reference:x -->\n")
+    assert readme_main(["--file", str(readme), "--check"]) == 1
+    assert readme_main(["--file", str(readme)]) == 0
+    assert "| 0.52 |" in readme.read_text()
+    assert readme_main(["--file", str(readme), "--check"]) == 0
+
+
+def test_publish_copies_finished_results_small(tmp_path):
+    from dpbench import results
+
+    src = tmp_path / "src"
+    row = {"status": "ok", "attempt": 1, "params": "{}"}
+    for i in range(3):
+        results.write_part([{**row, "run_id": f"r{i}", "test_mse": float(i)}], src / "fig", str(i))
+    results.write_part([{**row, "run_id": "r0", "attempt": 2, "test_mse": 9.0}], src / "fig", "again")
+    for name in ("fig/fig.png", "fig/fig.pdf", "fig/sweeps.jsonl", "fig/config.json", "theory/theory.parquet",
+                 "running/sweep.lock", "_studies/abc.log"):
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text("x")
+    assert reference.publish(src, tmp_path / "ref") == ["fig", "theory"]  # not the running sweep, not _studies
+    out = tmp_path / "ref"
+    assert sorted(p.name for p in (out / "fig").iterdir()) == ["config.json", "fig.png", "parts", "sweeps.jsonl"]
+    assert [p.name for p in (out / "fig" / "parts").iterdir()] == ["part-reference.parquet"]
+    every = results.load(out / "fig", all_attempts=True)
+    assert len(every) == 4 and results.load(out / "fig").set_index("run_id")["test_mse"].to_dict() == \
+        {"r0": 9.0, "r1": 1.0, "r2": 2.0}  # every attempt kept; the newest one counts
+    assert (out / "theory" / "theory.parquet").exists()
