@@ -1,5 +1,13 @@
-"""Time estimates of a sweep: `sweep --dry-run` prints one; with progress on, the runner orders its tasks by them
-(the longest unit first) and says when a long task starts.
+"""Time estimates of a sweep: `sweep --dry-run` prints one; the runner orders its tasks by them (the longest unit
+first) and says when a long task starts.
+
+Calibrating costs seconds (SECONDS_PER_SETTING a setting, and PROBE_SECONDS), so the runner calibrates only a
+grid large enough to pay for it: with progress on, and when the size measure (`size`: training rows x columns x
+rounds of every run, and x trials x seeds of every study, from the config alone) at the least CPU seconds a
+cell costs (SECONDS_PER_CELL), shared among the workers, says calibrating is at most CALIBRATION_SHARE of the
+run (`worth_calibrating`).  Otherwise it orders its tasks by the size measure and announces none.  Algorithms
+other than batched BoostedAdaSSP cost up to ~100x more a cell, so a grid of them can skip calibration though
+it would pay (paper001, robust_label); a small grid never pays for it.
 
 A batch group (runs of one unit fitted together by `fit_batch`, or a run alone) of k runs of r_1..r_k rounds
 (r = 1 without `n_rounds`) on n rows x d columns costs, in CPU seconds, with q = d / d0:
@@ -19,9 +27,12 @@ a process gets (measured while calibrating, and for n_jobs forked processes at o
 sweep's workers share their session's part).  Fixed costs are proportional to this command's measured start-up
 (imports and config): the sweep's own start, its workers' (fresh processes importing dpbench), each worker's
 first study (Optuna), a study's per-trial bookkeeping (sampler, journal) and the figure.  The runner's order is
-simulated on its workers: studies first, then the chunks.  Not modelled: studies with finished trials in their
-journals (they cost less), TPE's preference for some rounds over others, caches beyond the calibration size,
-solves that grow as d^3 far beyond d0 (paper 000's d = 735 task), TukeyEM's cost per row at n ~ n_models.
+simulated on its workers: studies first, then the chunks.  The threading backend's workers are threads of
+the sweep's process: as processes, without the workers' start-up.  Not modelled: studies with finished trials in
+their journals (they cost less), TPE's preference for some rounds over others, caches beyond the calibration
+size, solves that grow as d^3 far beyond d0 (paper 000's d = 735 task), TukeyEM's cost per row at n ~ n_models,
+and the GIL under the threading backend (fits that spend their time in Python, not in numpy, share one core
+there and take longer than estimated).
 """
 
 from __future__ import annotations
@@ -62,6 +73,11 @@ LONG_SECONDS = 120.0  # a task estimated longer is announced when it starts
 # fixed costs, per second of this command's start-up (measured on the 2-core build machine)
 WORKER_START, FIRST_STUDY, PER_TRIAL, PER_TASK, FIGURE = 0.65, 0.05, 0.004, 0.005, 0.9
 LOAD_PER_CELL = 6e-8  # CPU seconds to load (read and encode, or draw) one number of a unit's data (build machine)
+# whether a sweep calibrates (`worth_calibrating`), from calibrations of 13 grids on the loaded build machine:
+SECONDS_PER_CELL = 3e-11  # the least CPU seconds a run takes per `size` cell (fig1_fixed, fig1, fig5: 3.4-3.9e-11;
+# grids of TukeyEM, DP-EBM, trees: 1e-9 to 3e-8)
+SECONDS_PER_SETTING = 1.5  # calibrating a setting (0.5-2.6 s wall)
+CALIBRATION_SHARE = 0.02  # the most of a sweep's run time its calibration may take
 
 
 class Point(NamedTuple):
@@ -203,15 +219,55 @@ def expected_rounds(space: dict, trials: int) -> list[float]:
     return list(_expected_rounds(canonical_json(space), trials))
 
 
+def _space(run: RunSpec) -> dict:
+    """The ranges a tuned run's study searches ({} for any other run)."""
+    return tuning.search_space(algorithms.get_spec(run.algorithm), run.tuning) if run.tuning_mode == "tuned" else {}
+
+
+def _rounds_space(space: dict) -> dict | None:
+    """The tuned n_rounds range (int, not pinned), else None."""
+    rounds = space.get("n_rounds", {})
+    return rounds if rounds.get("type") == "int" else None
+
+
+def run_rounds(run: RunSpec, rounds_space: dict | None) -> float:
+    """A run's rounds: its own (1 without n_rounds), or a tuned run's expected (its range's mean)."""
+    return expected_rounds(rounds_space, 1)[0] if rounds_space is not None else float(run.params.get("n_rounds", 1))
+
+
+def size(task: Unit | RunSpec) -> float:
+    """A task's size from the config alone (nothing loaded or fitted; 0 for a dataset of unknown shape): training
+    rows x columns x rounds summed over a chunk's runs, or over the trials x seeds of a study (its tuned run)."""
+    runs = task.runs if isinstance(task, Unit) else [task]
+    shape = unit_shape(runs[0].dataset)
+    if shape is None:
+        return 0.0
+    n, d = shape
+    if isinstance(task, Unit):
+        return n * d * sum(run_rounds(r, _rounds_space(_space(r))) for r in runs)
+    trials = tuning.study_trials(algorithms.get_spec(task.algorithm), task.tuning)
+    return n * d * run_rounds(task, _rounds_space(_space(task))) * trials * task.tuning["seeds"]
+
+
+def worth_calibrating(runs: Sequence[RunSpec], runner) -> bool:
+    """Whether the runner calibrates before sweeping `runs` (the module docstring): progress on, and calibrating
+    their settings at most CALIBRATION_SHARE of their run time at SECONDS_PER_CELL."""
+    if not runner.progress or not runs:
+        return False
+    studies = {study_key(r): r for r in runs if r.tuning_mode == "tuned"}
+    cells = sum(size(u) for u in group_units(list(runs)))
+    cells += sum(size(r) for r in studies.values())
+    calibrating = SECONDS_PER_SETTING * len({setting_key(r) for r in runs}) + PROBE_SECONDS
+    return calibrating <= CALIBRATION_SHARE * SECONDS_PER_CELL * cells / workers(runner)
+
+
 class Setting:
     """A calibrated (algorithm, parameters, tuned or not) and how its runs batch: their rounds and groups."""
 
     def __init__(self, run: RunSpec):
         self.algorithm, self.run, self.model = run.algorithm, run, None
-        tuned = run.tuning_mode == "tuned"
-        self.space = tuning.search_space(algorithms.get_spec(run.algorithm), run.tuning) if tuned else {}
-        rounds = self.space.get("n_rounds", {})
-        self.rounds_space = rounds if rounds.get("type") == "int" else None  # tuned rounds (not pinned)
+        self.space = _space(run)
+        self.rounds_space = _rounds_space(self.space)  # tuned rounds (not pinned)
         self.has_rounds = "n_rounds" in run.params
         self.target_rounds = 1.0  # the most rounds a run of this setting needs (calibrate's)
         self.key, other = (self.estimator(1, 0, r).batch_key() for r in (1, 2))
@@ -231,10 +287,7 @@ class Setting:
         return algorithms.make(self.algorithm, **self.params(runs, i, rounds))
 
     def rounds(self, run: RunSpec) -> float:
-        """A run's rounds: its own, or a tuned run's expected (the tuning range's mean)."""
-        if self.rounds_space is not None:
-            return expected_rounds(self.rounds_space, 1)[0]
-        return float(run.params.get("n_rounds", 1)) if self.has_rounds else 1.0
+        return run_rounds(run, self.rounds_space)
 
     def group(self, rounds: float):
         """The key of the batch group a run of these rounds joins (None: fitted alone)."""
@@ -390,8 +443,8 @@ def calibrate(runs: Sequence[RunSpec], data_dir, blas_threads: int | None = 1, t
 
 
 def longest_first(tasks: list, unit_of: Callable, seconds: Callable) -> list:
-    """The runner's order when it has estimates: units by their estimated total, longest first (a worker
-    that gets a long unit late would finish alone), a unit's tasks together, longest first."""
+    """The runner's order: units by their total `seconds` (calibrated, or the size measure), longest first (a
+    worker that gets a long unit late would finish alone), a unit's tasks together, longest first."""
     total: dict = defaultdict(float)
     for t in tasks:
         total[unit_of(t)] += seconds(t)
@@ -459,7 +512,8 @@ def estimate(runs: Sequence[RunSpec], runner, data_dir, startup: float, timer: T
     costs = calibrate(runs, data_dir, runner.blas_threads, timer, share)
     if costs is None:
         return None
-    n_workers = workers(runner)
+    n_workers, calibrates = workers(runner), worth_calibrating(runs, runner)  # the sweep's order: calibrated or size
+    processes = n_workers > 1 and runner.backend != "threading"  # worker processes start and import dpbench
     per_worker = share or workers_share(runner, costs.share)
     slower = max(1.0, costs.share / per_worker)  # a worker vs this process (start-up was timed alone)
     cpu: dict[str, float] = defaultdict(float)
@@ -469,11 +523,10 @@ def estimate(runs: Sequence[RunSpec], runner, data_dir, startup: float, timer: T
         fits, trials = costs.study(r)
         study_seconds[k] = fits / per_worker + (trials * PER_TRIAL + PER_TASK) * startup * slower
         cpu[r.algorithm] += fits
-    keys = sorted(studies, key=lambda k: studies[k].unit_key)
-    if runner.progress:
-        keys = longest_first(keys, lambda k: studies[k].unit_key, study_seconds.get)
+    keys = longest_first(sorted(studies, key=lambda k: studies[k].unit_key), lambda k: studies[k].unit_key,
+                         study_seconds.get if calibrates else lambda k: size(studies[k]))
     tune = [study_seconds[k] for k in keys]
-    for i in range(min(n_workers, len(tune))):
+    for i in range(min(n_workers if processes else 1, len(tune))):  # a process's first study imports Optuna
         tune[i] += FIRST_STUDY * startup * slower
     chunks = chunk_units(group_units(list(runs)), runner.chunk_runs)
     chunk_seconds = {}
@@ -482,13 +535,13 @@ def estimate(runs: Sequence[RunSpec], runner, data_dir, startup: float, timer: T
         chunk_seconds[id(c)] = sum(parts.values()) / per_worker + PER_TASK * startup * slower
         for name, seconds in parts.items():
             cpu[name] += seconds
-    if runner.progress:
-        chunks = longest_first(chunks, lambda c: c.runs[0].unit_key, lambda c: chunk_seconds[id(c)])
+    chunks = longest_first(chunks, lambda c: c.runs[0].unit_key,
+                           (lambda c: chunk_seconds[id(c)]) if calibrates else size)
     labels = [(study_seconds[k], study_label(studies[k])) for k in keys]
     labels += [(chunk_seconds[id(c)], chunk_label(c)) for c in chunks]
     probe = PROBE_SECONDS if n_workers > 1 and share is None else 0.0  # the runner measures its workers too
-    parts = {"start-up": startup, "calibration": costs.seconds + probe if runner.progress else 0.0,
-             "workers' start-up": WORKER_START * startup * slower if n_workers > 1 else 0.0,
+    parts = {"start-up": startup, "calibration": costs.seconds + probe if calibrates else 0.0,
+             "workers' start-up": WORKER_START * startup * slower if processes else 0.0,
              "tuning": makespan(tune, n_workers), "fits": makespan([chunk_seconds[id(c)] for c in chunks], n_workers),
              "figure": FIGURE * startup}
     return Estimate(parts, dict(cpu), n_workers, max(labels, default=(0.0, "")), costs.calibrated_on)

@@ -1,11 +1,12 @@
 """Execute a sweep with joblib: one task per chunk of a unit's runs, parts written as runs finish.
 
 Chunks (runner.chunk_runs) keep workers balanced and the progress bar moving; a chunk loads its unit's data,
-cached per process (runner.workers).  Tuned runs' studies run first, one task per study.  With progress on,
-tasks are estimated first (runner.calibrate: seconds of calibration fits): the unit with the longest estimate
-goes first (a long unit handed out last would finish alone), and a task estimated over LONG_SECONDS says so
-when it starts.  The sweep holds the results directory's lock (runner.lock).  A re-run skips finished runs
-and redoes harness failures (results.RETRIED_STATUSES).
+cached per process (runner.workers).  Tuned runs' studies run first, one task per study.  The unit with the
+longest estimate goes first (a long unit handed out last would finish alone): by the size measure
+(runner.calibrate.size, from the config alone), or, with progress on and a grid large enough to pay for a few
+seconds of calibration fits (runner.calibrate.worth_calibrating), by calibrated seconds, and then a task
+estimated over LONG_SECONDS says so when it starts.  The sweep holds the results directory's lock
+(runner.lock).  A re-run skips finished runs and redoes harness failures (results.RETRIED_STATUSES).
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ from dpbench.runner.workers import TaskContext, run_chunk, run_study_task
 from dpbench.tuning.study import study_key
 
 
-def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callable | None) -> list[Unit]:
+def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callable, seconds: bool) -> list[Unit]:
     """Run the study of every tuned run first (one joblib task per study, in parallel), then hand each tuned
-    run its chosen setting.  Studies already finished are read back from their journals.  With estimates, the
-    longest unit's studies go first."""
+    run its chosen setting.  Studies already finished are read back from their journals.  The longest unit's
+    studies go first (`estimate`, `seconds`: `_estimates`'; a study is announced only when they are seconds)."""
     studies: dict[str, RunSpec] = {}
     for chunk in chunks:
         for r in chunk.runs:
@@ -42,11 +43,11 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callab
     if not studies:
         return chunks
     keys = sorted(studies, key=lambda k: studies[k].unit_key)  # a worker's consecutive studies share its data
-    seconds = {k: estimate(studies[k]) for k in keys} if estimate else {}
-    if estimate:
-        keys = calibrate.longest_first(keys, lambda k: studies[k].unit_key, seconds.get)
+    estimates = {k: estimate(studies[k]) for k in keys}
+    keys = calibrate.longest_first(keys, lambda k: studies[k].unit_key, estimates.get)
     tasks = (joblib.delayed(run_study_task)(studies[k], ctx, _announcement(ctx, calibrate.study_label(studies[k]),
-                                                                             seconds.get(k))) for k in keys)
+                                                                             estimates[k] if seconds else None))
+             for k in keys)
     with tqdm(total=len(keys), desc=f"{ctx.prov.experiment}: tuning", unit="study", disable=not progress) as bar:
         chosen = {}
         for k, res in zip(keys, joblib.Parallel(return_as="generator", batch_size=1)(tasks), strict=True):
@@ -65,17 +66,20 @@ def _announcement(ctx: TaskContext, label: str, seconds: float | None) -> str | 
     return calibrate.announcement(ctx.prov.experiment, label, seconds) if seconds is not None else None
 
 
-def _estimates(todo: list[RunSpec], data_dir: str | None, runner: RunnerConfig) -> Callable | None:
-    """seconds(chunk or study's run) -> its estimated wall seconds in a worker, from calibrated costs; None when
-    nothing loads here or if estimating fails."""
+def _estimates(todo: list[RunSpec], data_dir: str | None, runner: RunnerConfig) -> tuple[Callable, bool]:
+    """(estimate(chunk or a study's run), whether its estimates are seconds): its wall seconds in a worker from
+    calibrated costs when calibrate.worth_calibrating (and something loads here, and calibrating works), else
+    the size measure (calibrate.size)."""
+    if not calibrate.worth_calibrating(todo, runner):
+        return calibrate.size, False
     try:
         costs = calibrate.calibrate(todo, data_dir, runner.blas_threads)
     except Exception:  # noqa: BLE001 - an estimate orders and announces tasks; it never stops a sweep
-        return None
+        costs = None
     if costs is None:
-        return None
+        return calibrate.size, False
     share = calibrate.workers_share(runner, costs.share)
-    return lambda task: (costs.chunk(task) if isinstance(task, Unit) else costs.study(task)[0]) / share
+    return (lambda task: (costs.chunk(task) if isinstance(task, Unit) else costs.study(task)[0]) / share), True
 
 
 def settings(runner: Mapping | RunnerConfig) -> RunnerConfig:
@@ -144,14 +148,13 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
         ctx = TaskContext(str(sweep_dir), prov, part_size, None if threads else blas_threads, owner, imports,
                           str(studies))  # (limits set and restored by each of concurrent tasks would interleave)
         progress = bool(runner.progress)
-        estimate = _estimates(todo, data_dir, runner) if progress and todo else None
-        seconds = {id(c): estimate(c) for c in chunks} if estimate else {}
-        if estimate:
-            chunks = calibrate.longest_first(chunks, lambda c: c.runs[0].unit_key, lambda c: seconds[id(c)])
-        notes = [_announcement(ctx, calibrate.chunk_label(c), seconds.get(id(c))) for c in chunks]
+        estimate, seconds = _estimates(todo, data_dir, runner)
+        estimates = {id(c): estimate(c) for c in chunks}
+        chunks = calibrate.longest_first(chunks, lambda c: c.runs[0].unit_key, lambda c: estimates[id(c)])
+        notes = [_announcement(ctx, calibrate.chunk_label(c), estimates[id(c)] if seconds else None) for c in chunks]
         with backends.parallel(runner), (threadpool_limits(limits=blas_threads, user_api="blas")
                                          if threads and blas_threads else contextlib.nullcontext()):
-            chunks = _tune(chunks, ctx, progress, estimate)
+            chunks = _tune(chunks, ctx, progress, estimate, seconds)
             with tqdm(total=len(todo), desc=prov.experiment, unit="run", disable=not progress) as bar:
                 tasks = (joblib.delayed(run_chunk)(c, ctx, note) for c, note in zip(chunks, notes, strict=True))
                 for n in joblib.Parallel(return_as="generator_unordered", batch_size=1)(tasks):

@@ -120,6 +120,29 @@ def test_the_estimate_divides_among_workers_and_is_stable_given_the_timings():
         k: v for k, v in second.parts.items() if k != "calibration"}  # the calibration's own time is measured
     assert first.parts["start-up"] == 2.0 and first.parts["figure"] == calibrate.FIGURE * 2.0
     assert "time estimate: ~" in first.describe()
+    threads = calibrate.estimate(runs, RunnerConfig(n_jobs=2, backend="threading"), None, startup=2.0,
+                                 timer=fake_timer, share=0.5)
+    assert threads.parts["workers' start-up"] == 0 < first.parts["workers' start-up"]  # no worker processes
+    assert threads.parts["fits"] == first.parts["fits"]
+
+
+def test_size_and_which_sweeps_calibrate(monkeypatch):
+    fixed = grid(datasets=[synthetic(4000)], seeds=[0, 1])  # 2 units of 1 run, 100 rounds
+    (unit, _) = group_units(fixed)
+    assert calibrate.size(unit) == 4000 * 5 * 100
+    tuning = {"n_trials": 8, "seeds": 3, "batch_trials": 4}
+    (tuned,) = grid(algorithms=[{"name": "boosted_adassp", "modes": ["tuned"]}], datasets=[synthetic(4000)],
+                    seeds=[0], tuning=tuning)
+    space = calibrate.Setting(tuned).rounds_space
+    assert calibrate.size(tuned) == pytest.approx(4000 * 5 * calibrate.expected_rounds(space, 1)[0] * 8 * 3)
+    runner = RunnerConfig(n_jobs=2)
+    assert not calibrate.worth_calibrating(fixed, runner)  # 4e6 cells: far too small
+    # the threshold: one setting's calibration at CALIBRATION_SHARE of 4e6 cells' seconds on 2 workers
+    cells_seconds = (calibrate.SECONDS_PER_SETTING + calibrate.PROBE_SECONDS) / calibrate.CALIBRATION_SHARE * 2
+    monkeypatch.setattr(calibrate, "SECONDS_PER_CELL", cells_seconds / 4e6)
+    assert calibrate.worth_calibrating(fixed, runner)
+    assert not calibrate.worth_calibrating(fixed, RunnerConfig(n_jobs=4))
+    assert not calibrate.worth_calibrating(fixed, RunnerConfig(n_jobs=2, progress=False))
 
 
 def test_schedule_longest_unit_first_and_makespan():
@@ -134,6 +157,7 @@ def test_schedule_longest_unit_first_and_makespan():
 
 def test_the_sweep_announces_long_tasks_longest_unit_first_and_results_do_not_move(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(calibrate, "LONG_SECONDS", -1.0)  # announce every task
+    monkeypatch.setattr(calibrate, "SECONDS_PER_CELL", 1.0)  # every grid worth calibrating
     monkeypatch.setattr(calibrate, "median_cpu_seconds", fake_timer)
     exp = {"name": "est", "algorithms": [{"name": "boosted_adassp", "params": {"n_rounds": 5}}, "adassp"],
            "datasets": [synthetic(400), synthetic(1600)], "epsilons": [0.5, 1.0], "deltas": [1e-6], "seeds": [0],
@@ -147,3 +171,25 @@ def test_the_sweep_announces_long_tasks_longest_unit_first_and_results_do_not_mo
     assert "estimated" not in capsys.readouterr().err
     on, off = (results.load(tmp_path / d).set_index("run_id").sort_index() for d in ("on", "off"))
     pd.testing.assert_series_equal(on["test_mse"], off["test_mse"])
+
+
+def calibrations(monkeypatch) -> list:
+    """The grids calibrate.calibrate is called on (it still runs)."""
+    called, real = [], calibrate.calibrate
+    monkeypatch.setattr(calibrate, "calibrate", lambda runs, *a, **kw: called.append(len(runs)) or real(runs, *a, **kw))
+    return called
+
+
+def test_a_small_sweep_does_not_calibrate_and_its_dry_run_does(tmp_path, monkeypatch, capsys):
+    from dpbench.__main__ import main
+
+    called = calibrations(monkeypatch)
+    exp = {"name": "est", "algorithms": ["boosted_adassp", "adassp"], "datasets": [synthetic(400), synthetic(1600)],
+           "epsilons": [1.0], "deltas": [1e-6], "seeds": [0], "tuning_mode": "fixed", "split": "fixed"}
+    run_sweep(exp, {"backend": "sequential", "n_jobs": 1, "progress": True}, tmp_path / "sweep")
+    assert called == [] and "estimated" not in capsys.readouterr().err
+    monkeypatch.chdir(tmp_path)
+    tiny = "datasets=[{name: synthetic, outlier: none, n_train: 400, n_test: 100, d: 3}]"
+    assert main(["sweep", tiny, "seeds=[0]", "runner.n_jobs=1", "--dry-run"]) == 0
+    assert called == [11] and "time estimate: ~" in capsys.readouterr().out  # the grid: its 11 runs
+    assert not (tmp_path / "results").exists()
