@@ -28,10 +28,14 @@
    the dense histograms of before (`DenseHistogramsReference` in tests/algorithms/test_dp_xgboost.py), eps 10
    (nearly every record in every tree), 20 rounds, two fits each alternating in one process, leaf values checked
    equal.  One BLAS thread.  `--only-xgb` runs only this.
-7. estimates: dry-run estimate vs measured.  For a few small grids (ESTIMATE_GRIDS), `sweep --dry-run`'s time
-   estimate, then the sweep's measured wall time (each a fresh command, the sweep right after its dry run, in
-   an empty results directory), their ratio and the load average beside them: the estimate should be within
-   2x of the measured time when the load stays put (`--only-estimates` runs this section alone).
+7. estimates: dry-run estimate vs measured.  For small grids (ESTIMATE_GRIDS: the smoke grids, quickstart,
+   fig1_fixed, sub-grids of fig1 at default tuning, fig5 and robust_label), `sweep --dry-run`'s time estimate
+   twice (their spread: the larger over the smaller, minus 1), then the sweep's measured wall time (each a fresh
+   command, the sweep right after its dry runs, in an empty results directory), the first estimate's ratio to
+   it, whether the sweep calibrates (runner.calibrate.worth_calibrating) and the load average beside them: the
+   estimate should be within 2x of the measured time when the load stays put.  `--only-estimates` runs this
+   section alone; `--estimates-large` adds LARGE_ESTIMATE_GRID, large enough that the sweep calibrates
+   (10-25 min on the 2-core build machine).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import argparse
 import json
 import math
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -49,8 +54,12 @@ import time
 SHAPES = [("SGEMM (openml_361104)", 241_600, 15), ("synthetic 581,835 x 31", 581_835, 31),
           ("synthetic 515,345 x 90", 515_345, 90)]
 FIG1 = ["experiment=fig1_fixed", "epsilons=[0.1,1,10]", "seeds=[0,1,2,3,4,5,6,7,8,9]"]
-ESTIMATE_GRIDS = [["experiment=smoke/fig1"], ["experiment=smoke/robust_label"],
-                  ["experiment=fig1_fixed", "epsilons=[1]"]]
+TWO_TASKS = "datasets=[openml_361076,openml_361094]"  # wine_quality, visualizing_soil: small
+ESTIMATE_GRIDS = [["experiment=smoke/fig1"], ["experiment=smoke/robust_label"], ["experiment=smoke/fig4"],
+                  ["experiment=quickstart"], ["experiment=fig1_fixed"], ["experiment=fig1", "epsilons=[1]", TWO_TASKS],
+                  ["experiment=fig5", "epsilons=[1]", TWO_TASKS],
+                  ["experiment=robust_label", "epsilons=[1]", "dataset_grid.n_train=[10000,100000]"]]
+LARGE_ESTIMATE_GRID = ["experiment=fig5", "epsilons=[1,10]"]
 
 
 def _peak_mb() -> float:
@@ -324,24 +333,32 @@ def unreachable_scheduler(connect_timeout: float = 2.0) -> float:
         return time.perf_counter() - start
 
 
-def estimates(n_jobs: int) -> None:
-    """Section 7: each grid's dry-run estimate, then its sweep's measured wall time (fresh commands, an empty
-    results directory), their ratio, and the 1-minute load average before and after."""
-    import re
+def _estimate_seconds(dry_run: str, part: str = "time estimate: ") -> float:
+    """Seconds of a dry run's estimate (or of one of its parts), from its line; nan without one."""
+    found = re.search(re.escape(part) + r"~?([\d.]+) (s|min|h)", dry_run)
+    return float(found.group(1)) * {"s": 1, "min": 60, "h": 3600}[found.group(2)] if found else math.nan
 
-    print(f"\n7. estimates: dry-run estimate vs measured (n_jobs={n_jobs}; the sweep right after its dry run)")
-    print(f"{'grid':<42}{'estimate s':>11}{'measured s':>11}{'ratio':>7}{'load before/after':>19}")
-    for grid in ESTIMATE_GRIDS:
+
+def estimates(n_jobs: int, large: bool = False) -> None:
+    """Section 7: each grid's dry-run estimate twice, then its sweep's measured wall time (fresh commands, an empty
+    results directory), the ratio, whether the sweep calibrates, and the 1-minute load average before and after."""
+    print(f"\n7. estimates: dry-run estimate vs measured (n_jobs={n_jobs}; the sweep right after its two dry runs)")
+    print(f"{'grid':<70}{'estimates s':>13}{'spread':>8}{'measured s':>11}{'ratio':>7}{'calibrates':>11}"
+          f"{'load before/after':>19}")
+    for grid in ESTIMATE_GRIDS + ([LARGE_ESTIMATE_GRID] if large else []):
         with tempfile.TemporaryDirectory() as tmp:
             command = [sys.executable, "-m", "dpbench", "sweep", *grid, f"results_dir={tmp}", f"runner.n_jobs={n_jobs}"]
             load = os.getloadavg()[0]
-            dry = subprocess.run([*command, "--dry-run"], check=True, capture_output=True, text=True).stdout
-            found = re.search(r"time estimate: ~([\d.]+) (s|min|h)", dry)
+            dry = [subprocess.run([*command, "--dry-run"], check=True, capture_output=True, text=True).stdout
+                   for _ in range(2)]
             start = time.perf_counter()
             subprocess.run(command, check=True, capture_output=True, text=True)
             measured = time.perf_counter() - start
-        estimate = float(found.group(1)) * {"s": 1, "min": 60, "h": 3600}[found.group(2)] if found else float("nan")
-        print(f"{' '.join(grid):<42}{estimate:>11.0f}{measured:>11.0f}{estimate / measured:>7.2f}"
+        first, second = (_estimate_seconds(d) for d in dry)
+        calibrates = _estimate_seconds(dry[0], "calibration ") > 0  # a part the estimate prints when the sweep has it
+        spread = max(first, second) / min(first, second) - 1
+        print(f"{' '.join(grid):<70}{f'{first:.0f} / {second:.0f}':>13}{spread:>8.0%}{measured:>11.0f}"
+              f"{first / measured:>7.2f}{'yes' if calibrates else 'no':>11}"
               f"{load:>10.1f} / {os.getloadavg()[0]:.1f}", flush=True)
 
 
@@ -429,6 +446,7 @@ def main() -> None:
     parser.add_argument("--skip-study", action="store_true")
     parser.add_argument("--only-study", action="store_true", help="only line 1b (the tuned study)")
     parser.add_argument("--only-estimates", action="store_true", help="only section 7 (dry-run estimates)")
+    parser.add_argument("--estimates-large", action="store_true", help="section 7: and a grid that calibrates")
     parser.add_argument("--only-xgb", action="store_true", help="only section 6 (DP-XGBoost per tree)")
     parser.add_argument("--only-sspgd", action="store_true", help="only line 1c (AdaSSP and DP-GD studies)")
     parser.add_argument("--backends", default="loky", help="line 2: the sweep on each of these runner.backends")
@@ -436,7 +454,7 @@ def main() -> None:
     parser.add_argument("--only-boosting", action="store_true", help="only section 1 (batched vs per-run)")
     args = parser.parse_args()
     if args.only_estimates:
-        estimates(args.n_jobs)
+        estimates(args.n_jobs, args.estimates_large)
         return
     if args.only_xgb:
         print_xgboost_trees()
@@ -497,7 +515,7 @@ def main() -> None:
 
     print(f"\n4. unreachable Dask scheduler, connect_timeout=2: reported after {unreachable_scheduler(2.0):.1f} s")
     print_xgboost_trees()
-    estimates(args.n_jobs)
+    estimates(args.n_jobs, args.estimates_large)
 
 
 if __name__ == "__main__":
