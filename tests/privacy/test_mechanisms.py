@@ -7,7 +7,6 @@ import pytest
 from scipy import stats
 
 from dpbench.algorithms.base import random_parts
-from dpbench.privacy.mechanisms import recorded_releases
 from dpbench.privacy import (
     PrivacyLedger,
     exponential_mechanism,
@@ -18,6 +17,7 @@ from dpbench.privacy import (
     laplace_mechanism,
     symmetric_gaussian_mechanism,
 )
+from dpbench.privacy.mechanisms import recorded_releases
 
 
 def test_repeated_releases_are_one_entry_with_a_count():
