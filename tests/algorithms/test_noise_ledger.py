@@ -29,8 +29,8 @@ class RecordingGenerator(np.random.Generator):
         self.draws = []
 
     def normal(self, loc=0.0, scale=1.0, size=None):
-        # gaussian_rounds draws the noise of all its rounds (one release per row) in one call
-        releases = size[0] if sys._getframe(1).f_code.co_name == "gaussian_rounds" else 1
+        # gaussian_rounds draws the noise of many rounds (one release per row) in one call
+        releases = size[0] if sys._getframe(1).f_code.co_name == "round_noise" else 1
         self.draws += [("normal", float(scale))] * releases
         return super().normal(loc, scale, size)
 
