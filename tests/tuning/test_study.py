@@ -293,3 +293,23 @@ def test_the_tuning_bar_counts_trials_while_studies_run(tmp_path, monkeypatch):
         assert bar.seen[-1] == 3
         done.add("k")
     assert bar.seen[-1] == 7  # a finished study counts whole
+
+
+def test_dp_ebm_studies_search_rounds_by_its_features(tmp_path, monkeypatch):
+    """DP-EBM's rounds are searched up to DP_EBM_TERM_UPDATES / features (Table I's 4000 up to 40 features):
+    a study on 4 features keeps Table I's range, one on a capped budget asks no more rounds than the cap."""
+    import optuna
+
+    from dpbench.tuning import spaces
+
+    table1 = spaces.tuning_space("dp_ebm")["n_rounds"]
+    assert spaces.bounded_space("dp_ebm", spaces.tuning_space("dp_ebm"), 40)["n_rounds"] == table1
+    assert spaces.bounded_space("dp_ebm_clf", spaces.tuning_space("dp_ebm_clf"), 735)["n_rounds"]["high"] == 217
+    assert spaces.bounded_space("dp_ebm", {"n_rounds": table1}, 10**9)["n_rounds"]["high"] == 1  # the low end
+    assert spaces.bounded_space("boosted_adassp", spaces.tuning_space("boosted_adassp"), 735)["n_rounds"] == table1
+    monkeypatch.setattr(spaces, "DP_EBM_TERM_UPDATES", 12)  # 3 rounds on the 4 features of DATA
+    run = _tuned_run(algorithm="dp_ebm", n_trials=4)
+    run_study(run, load_dataset(DATA, split_seed=run.data_seed), tmp_path)
+    storage = _storage(tmp_path / f"{study_key(run)}.log")
+    rounds = [t.params["n_rounds"] for t in _finished(optuna.load_study(study_name=study_key(run), storage=storage))]
+    assert len(rounds) == 4 and max(rounds) <= 3
