@@ -21,7 +21,7 @@ quickstart: install
 	$(PY) -m dpbench sweep experiment=quickstart
 
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=10
 
 
 lint: install

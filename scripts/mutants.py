@@ -43,11 +43,10 @@ MUTANTS = [
            "d, sens = gram.shape[0], x_bound**2", "d, sens = gram.shape[0], x_bound**2 / 2",
            (SENSITIVITY + "[adassp]",)),
     Mutant("dpgd_gradient_sensitivity_halved", "algorithms/gradient_descent.py",
-           'noisy = gaussian_mechanism(grad_sum, self.grad_bound, mu_step',
-           'noisy = gaussian_mechanism(grad_sum, self.grad_bound / 2, mu_step',
+           "gaussian_rounds(self.grad_bound, mu_grad", "gaussian_rounds(self.grad_bound / 2, mu_grad",
            (SENSITIVITY + "[dpgd]",)),
     Mutant("dpgd_round_without_sqrt_T", "algorithms/gradient_descent.py",  # T rounds of mu each: sqrt(T) mu
-           "return self.record_count_, mu_grad / math.sqrt(self.n_rounds)", "return self.record_count_, mu_grad",
+           "mu_grad / math.sqrt(self.n_rounds), self.n_rounds", "mu_grad, self.n_rounds",
            ("tests/algorithms/test_gradient_descent.py::test_ledger_matches_budget",)),
     Mutant("symmetric_noise_averaged", "privacy/mechanisms.py",  # off-diagonal std / 2: sensitivity off by 2
            "    noise = noise + np.triu(noise, 1).T\n", "    noise = (noise + noise.T) / 2\n",

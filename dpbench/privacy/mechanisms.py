@@ -114,17 +114,27 @@ def gaussian_mechanism(
     return report_release("gaussian", name, value, sensitivity, mu, noisy if noisy.ndim else float(noisy))
 
 
+NOISE_BLOCK = 1 << 16  # numbers per draw of `gaussian_rounds` (512 kB)
+
+
 def gaussian_rounds(
     sensitivity: float, mu: float, rounds: int, dim: int, rng: np.random.Generator, ledger: PrivacyLedger, name: str
 ):
     """The `rounds` releases of an iterative mechanism (one per round, each `gaussian_mechanism`'s mu-GDP release
-    of a `dim`-vector with L2 `sensitivity`): all their noise drawn in one call and recorded as one ledger entry
-    of count `rounds`, up front.  Returns release(value), called once per round; the noise is the same stream as
-    `rounds` separate calls would draw (nothing else draws from `rng` between the rounds), so results do not
-    move; per round it costs one addition instead of a draw and a ledger record."""
+    of a `dim`-vector with L2 `sensitivity`), recorded as one ledger entry of count `rounds` up front, their
+    noise drawn in calls of NOISE_BLOCK numbers (one call for most runs; a batch of thousands of rounds on
+    hundreds of features does not hold all its noise at once).  Returns release(value), called once per round;
+    the noise is the same stream as `rounds` separate calls would draw (nothing else draws from `rng` between
+    the rounds), so results do not move; per round it costs one addition instead of a draw and a ledger record."""
     std = gaussian_std(sensitivity, mu)
     ledger.record_gaussian(name, sensitivity, std, mu, count=rounds)
-    noise = iter(rng.normal(0.0, std * noise_weakening(), size=(rounds, dim)))
+    scale, per_draw = std * noise_weakening(), max(1, NOISE_BLOCK // max(1, dim))
+
+    def round_noise():
+        for first in range(0, rounds, per_draw):
+            yield from rng.normal(0.0, scale, size=(min(per_draw, rounds - first), dim))
+
+    noise = round_noise()
 
     def release(value):
         value = np.asarray(value, dtype=float)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
 from pathlib import Path
@@ -21,14 +22,14 @@ import joblib
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from dpbench import results
+from dpbench import algorithms, results, tuning
 from dpbench.config import RunnerConfig
 from dpbench.extend import load_imports
 from dpbench.runner import backends, calibrate, lock, workers
 from dpbench.runner.grid import RunSpec, Unit, chunk_units, expand, group_units, stable_hash
 from dpbench.runner.provenance import Provenance, git_state
 from dpbench.runner.workers import TaskContext, run_chunk, run_study_task
-from dpbench.tuning.study import study_key
+from dpbench.tuning.study import finished_trials, study_key
 
 
 def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callable, seconds: bool) -> list[Unit]:
@@ -48,11 +49,13 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callab
     tasks = (joblib.delayed(run_study_task)(studies[k], ctx, _announcement(ctx, calibrate.study_label(studies[k]),
                                                                              estimates[k] if seconds else None))
              for k in keys)
-    with tqdm(total=len(keys), desc=f"{ctx.prov.experiment}: tuning", unit="study", disable=not progress) as bar:
+    trials = {k: tuning.study_trials(algorithms.get_spec(studies[k].algorithm), studies[k].tuning) for k in keys}
+    with tqdm(total=sum(trials.values()), desc=f"{ctx.prov.experiment}: tuning", unit="trial",
+              disable=not progress) as bar, _trials_progress(bar, keys, trials, ctx.studies_dir) as done:
         chosen = {}
         for k, res in zip(keys, joblib.Parallel(return_as="generator", batch_size=1)(tasks), strict=True):
             chosen[k] = res
-            bar.update(1)
+            done.add(k)
     def tuned(r: RunSpec) -> RunSpec:
         res = chosen.get(study_key(r)) if r.tuning_mode == "tuned" else None
         if res is None:
@@ -60,6 +63,36 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callab
         return replace(r, tuned={"params": res.params, "validation_score": res.validation_score,
                                  "trials": res.trials, "error": res.error})
     return [replace(c, runs=[tuned(r) for r in c.runs]) for c in chunks]
+
+
+@contextlib.contextmanager
+def _trials_progress(bar, keys: list[str], trials: dict, studies_dir: str, every: float = 2.0):
+    """Keep the tuning bar at the trials finished so far, read from the studies' journals every `every`
+    seconds by a thread (a study of slow fits, e.g. DP-EBM's thousands of rounds on hundreds of features, moves
+    the bar trial by trial instead of sitting still for minutes); a study in the yielded set counts whole."""
+    done: set[str] = set()
+    stop = threading.Event()
+
+    def update():
+        bar.n = sum(trials[k] if k in done else min(trials[k], finished_trials(studies_dir, k)) for k in keys)
+        bar.set_postfix_str(f"{len(done)}/{len(keys)} studies", refresh=False)
+        bar.refresh()
+
+    def poll():
+        while not stop.wait(every):
+            update()
+
+    thread = threading.Thread(target=poll, daemon=True, name="tuning progress")
+    if not bar.disable:
+        thread.start()
+    try:
+        yield done
+    finally:
+        stop.set()
+        if thread.is_alive():
+            thread.join()
+        if not bar.disable:
+            update()
 
 
 def _announcement(ctx: TaskContext, label: str, seconds: float | None) -> str | None:

@@ -35,6 +35,7 @@ from dpbench.algorithms.shared_data import SharedData
 from dpbench.runner.fitting import batch_groups, fit_group, make_estimator
 from dpbench.runner.grid import RunSpec, stable_hash
 from dpbench.runner.scoring import evaluate_many
+from dpbench.tuning.spaces import bounded_space
 
 N_STARTUP = 10  # trials TPE draws at random before it models the finished ones (optuna's default)
 
@@ -87,6 +88,16 @@ def _finished(study) -> list:
 
     done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL))
     return sorted(done, key=lambda t: t.number)
+
+
+def finished_trials(storage_dir: Path, key: str) -> int:
+    """Trials of study `key` finished so far (complete or failed), read from its journal without loading it:
+    its lines that set a trial's end time.  For progress only (a study's results are read through optuna)."""
+    try:
+        with open(Path(storage_dir) / f"{key}.log", "rb") as journal:
+            return sum(b'"datetime_complete"' in line for line in journal)
+    except FileNotFoundError:
+        return 0
 
 
 def trial_estimators(run: RunSpec, data, param_sets: list[dict], seeds: int) -> list:
@@ -143,6 +154,7 @@ def run_study(run: RunSpec, data, storage_dir: Path, stop: Callable[[], bool] = 
     entropy = int(key, 16)
     column, lower = objective_metric(run, data.task)
     fit_data = validation_split(data, cfg["validation_fraction"], entropy % 2**32)
+    space = bounded_space(spec.name, space, fit_data.X_train.shape[1])  # DP-EBM's rounds by its features
     grid, n_trials = tuning.exhaustive_grid(space, cfg["n_trials"]), tuning.study_trials(spec, cfg)
     sampler = optuna.samplers.TPESampler(seed=entropy % 2**32, constant_liar=True, n_startup_trials=N_STARTUP)
     study = optuna.create_study(study_name=key, storage=_storage(storage_dir / f"{key}.log"), sampler=sampler,

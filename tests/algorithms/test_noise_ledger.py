@@ -2,11 +2,13 @@
 
 A Generator subclass records every call to the distributions the mechanisms
 draw privacy noise from (normal, laplace, gumbel) with its scale.  Each
-ledger entry stands for `count` draws of its family at its noise scale; the
+ledger entry stands for `count` draws of its family at its noise scale (a
+`gaussian_rounds` call draws `count` releases' noise at once: one per row); the
 two multisets must be equal.  Any noise drawn outside `dpbench.privacy`
 (unrecorded) or recorded without being drawn fails the test.
 """
 
+import sys
 from collections import Counter
 
 import numpy as np
@@ -27,7 +29,9 @@ class RecordingGenerator(np.random.Generator):
         self.draws = []
 
     def normal(self, loc=0.0, scale=1.0, size=None):
-        self.draws.append(("normal", float(scale)))
+        # gaussian_rounds draws the noise of many rounds (one release per row) in one call
+        releases = size[0] if sys._getframe(1).f_code.co_name == "round_noise" else 1
+        self.draws += [("normal", float(scale))] * releases
         return super().normal(loc, scale, size)
 
     def laplace(self, loc=0.0, scale=1.0, size=None):

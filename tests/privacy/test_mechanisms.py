@@ -7,7 +7,6 @@ import pytest
 from scipy import stats
 
 from dpbench.algorithms.base import random_parts
-from dpbench.privacy.mechanisms import recorded_releases
 from dpbench.privacy import (
     PrivacyLedger,
     exponential_mechanism,
@@ -18,6 +17,7 @@ from dpbench.privacy import (
     laplace_mechanism,
     symmetric_gaussian_mechanism,
 )
+from dpbench.privacy.mechanisms import recorded_releases
 
 
 def test_repeated_releases_are_one_entry_with_a_count():
@@ -31,18 +31,22 @@ def test_repeated_releases_are_one_entry_with_a_count():
 
 
 
-def test_rounds_draw_the_same_noise_as_separate_releases_and_record_one_entry():
+@pytest.mark.parametrize("noise_block", [1 << 16, 7])  # one draw; draws of 2 rounds (the last of 1)
+def test_rounds_draw_the_same_noise_as_separate_releases_and_record_one_entry(noise_block, monkeypatch):
     """gaussian_rounds: T releases with the noise of T gaussian_mechanism calls on the same stream, one ledger
     entry of count T, and every round still reported as a release (what the sensitivity tests compare)."""
-    values = np.arange(12.0).reshape(4, 3)
+    from dpbench.privacy import mechanisms
+
+    monkeypatch.setattr(mechanisms, "NOISE_BLOCK", noise_block)
+    values = np.arange(15.0).reshape(5, 3)
     led_a, rng_a, led_b, rng_b = PrivacyLedger(), np.random.default_rng(5), PrivacyLedger(), np.random.default_rng(5)
     separate = [gaussian_mechanism(v, 2.0, 0.3, rng_a, led_a, "round") for v in values]
     with recorded_releases() as releases:
-        release = gaussian_rounds(2.0, 0.3, 4, 3, rng_b, led_b, "round")
+        release = gaussian_rounds(2.0, 0.3, 5, 3, rng_b, led_b, "round")
         together = [release(v) for v in values]
     np.testing.assert_array_equal(together, separate)
-    assert led_b.entries == led_a.entries and [(e.name, e.count) for e in led_b.entries] == [("round", 4)]
-    assert [r.name for r in releases] == ["round"] * 4 and all(r.sensitivity == 2.0 for r in releases)
+    assert led_b.entries == led_a.entries and [(e.name, e.count) for e in led_b.entries] == [("round", 5)]
+    assert [r.name for r in releases] == ["round"] * 5 and all(r.sensitivity == 2.0 for r in releases)
     assert rng_a.random() == rng_b.random()  # the streams continue alike
 
 def test_group_privacy():

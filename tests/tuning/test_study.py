@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import math
+import time
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from dpbench.data import load_dataset
 from dpbench.runner.grid import expand
 from dpbench.runner.sweep import run_sweep
 from dpbench.tuning.spaces import tuning_space
-from dpbench.tuning.study import _finished, _storage, run_study, study_key, validation_split
+from dpbench.tuning.study import _finished, _storage, finished_trials, run_study, study_key, validation_split
 
 DATA = {"name": "synthetic", "outlier": "none", "n_train": 1500, "n_test": 300, "d": 4}
 RUNNER = {"n_jobs": 1, "backend": "sequential", "progress": False}
@@ -79,13 +80,14 @@ def test_a_study_resumes_extends_and_is_reused(tmp_path):
         optuna.storages.journal.JournalFileBackend(str(tmp_path / f"{study_key(run)}.log")))
     study = optuna.load_study(study_name=study_key(run), storage=storage)
     first = [t.params for t in _finished(study)]
-    assert len(first) == 3
+    assert len(first) == 3 and finished_trials(tmp_path, study_key(run)) == 3  # the progress bar's count
     longer = dataclasses.replace(run, tuning={**run.tuning, "n_trials": 7})
     assert study_key(longer) == study_key(run) and longer.run_id != run.run_id
     res = run_study(longer, data, tmp_path)  # extends the same study
     study = optuna.load_study(study_name=study_key(run), storage=storage)
     done = _finished(study)
     assert [t.params for t in done[:3]] == first and len(done) == 7 and res.trials == 7
+    assert finished_trials(tmp_path, study_key(run)) == 7 and finished_trials(tmp_path, "no-such-study") == 0
     again = run_study(longer, data, tmp_path)  # finished: reused, no new trial
     assert again == res and len(_finished(optuna.load_study(study_name=study_key(run), storage=storage))) == 7
     short = run_study(run, data, tmp_path)  # n_trials = 3 chooses among the first 3 trials only
@@ -243,3 +245,71 @@ def test_the_random_startup_trials_are_asked_at_once(tmp_path, monkeypatch):
     assert sizes == [4, 4, 4, 2]
     assert [t.params for t in at_once] == [t.params for t in before]
     np.testing.assert_allclose([t.value for t in at_once], [t.value for t in before], rtol=1e-9)
+
+
+def test_the_tuning_bar_counts_trials_while_studies_run(tmp_path, monkeypatch):
+    """The tuning progress bar's total is every study's trials; a poller reads finished trials from the journals
+    while studies run (a slow study moves the bar), and the bar ends at the total."""
+    from dpbench.runner import sweep
+
+    bars = []
+
+    class Bar:
+        def __init__(self, total, disable=False, **kw):
+            self.total, self.disable, self.n, self.seen = total, disable, 0, []
+            bars.append(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, n=1):
+            self.n += n
+
+        def set_postfix_str(self, text, refresh=True):
+            self.postfix = text
+
+        def refresh(self):
+            self.seen.append(self.n)
+
+    monkeypatch.setattr(sweep, "tqdm", Bar)
+    exp = {**_exp(n_trials=5), "epsilons": [1.0, 4.0], "seeds": [0]}  # two studies of 5 trials
+    run_sweep(exp, {**RUNNER, "progress": True}, tmp_path / "t")
+    tuning_bar = bars[0]
+    assert tuning_bar.total == 10 and tuning_bar.seen[-1] == 10 and tuning_bar.postfix == "2/2 studies"
+    assert tuning_bar.seen == sorted(tuning_bar.seen)
+
+    bar = Bar(total=7)
+    (tmp_path / "j").mkdir()
+    journal = tmp_path / "j" / "k.log"
+    with sweep._trials_progress(bar, ["k"], {"k": 7}, tmp_path / "j", every=0.01) as done:
+        journal.write_text('{"op_code":6,"datetime_complete":"x"}\n' * 3 + '{"op_code":4}\n')
+        for _ in range(500):  # the poller sees the 3 finished trials (within 5 s)
+            if bar.seen and bar.seen[-1] == 3:
+                break
+            time.sleep(0.01)
+        assert bar.seen[-1] == 3
+        done.add("k")
+    assert bar.seen[-1] == 7  # a finished study counts whole
+
+
+def test_dp_ebm_studies_search_rounds_by_its_features(tmp_path, monkeypatch):
+    """DP-EBM's rounds are searched up to DP_EBM_TERM_UPDATES / features (Table I's 4000 up to 40 features):
+    a study on 4 features keeps Table I's range, one on a capped budget asks no more rounds than the cap."""
+    import optuna
+
+    from dpbench.tuning import spaces
+
+    table1 = spaces.tuning_space("dp_ebm")["n_rounds"]
+    assert spaces.bounded_space("dp_ebm", spaces.tuning_space("dp_ebm"), 40)["n_rounds"] == table1
+    assert spaces.bounded_space("dp_ebm_clf", spaces.tuning_space("dp_ebm_clf"), 735)["n_rounds"]["high"] == 217
+    assert spaces.bounded_space("dp_ebm", {"n_rounds": table1}, 10**9)["n_rounds"]["high"] == 1  # the low end
+    assert spaces.bounded_space("boosted_adassp", spaces.tuning_space("boosted_adassp"), 735)["n_rounds"] == table1
+    monkeypatch.setattr(spaces, "DP_EBM_TERM_UPDATES", 12)  # 3 rounds on the 4 features of DATA
+    run = _tuned_run(algorithm="dp_ebm", n_trials=4)
+    run_study(run, load_dataset(DATA, split_seed=run.data_seed), tmp_path)
+    storage = _storage(tmp_path / f"{study_key(run)}.log")
+    rounds = [t.params["n_rounds"] for t in _finished(optuna.load_study(study_name=study_key(run), storage=storage))]
+    assert len(rounds) == 4 and max(rounds) <= 3
