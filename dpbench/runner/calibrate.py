@@ -21,8 +21,9 @@ c's (non-negative least squares) come from CPU timings of the runner's own path 
 predictions, scores) on 2 row counts (up to 16,000: the data must outgrow the caches) x 1 and K runs x 1 and
 r rounds (r doubling from 8 until the rounds take ROUNDS_CPU_SECONDS or the runs need no more) of one dataset
 of the grid (d0 columns: the d of most of the grid's work).  A tuned setting's K runs take K quantiles of its
-tuning space (a study's batch has K different points), a tuned run its range's mean rounds, a study's batch of
-trials the expected order statistics of their rounds.  CPU seconds become wall seconds by the share of a CPU
+tuning space (a study's batch has K different points), a tuned run its range's mean rounds (the range its
+study searches on its dataset: DP-EBM's capped by the features), a study's batch of trials the expected order
+statistics of their rounds.  CPU seconds become wall seconds by the share of a CPU
 a process gets (measured while calibrating, and for n_jobs forked processes at once: on a busy Linux machine a
 sweep's workers share their session's part).  Fixed costs are proportional to this command's measured start-up
 (imports and config): the sweep's own start, its workers' (fresh processes importing dpbench), each worker's
@@ -61,6 +62,7 @@ from dpbench.data import MissingDataError, dataset_label, get_spec, load_dataset
 from dpbench.data.catalog import availability
 from dpbench.runner.fitting import fit_runs
 from dpbench.runner.grid import RunSpec, Unit, canonical_json, chunk_units, group_units
+from dpbench.tuning.spaces import bounded_space
 from dpbench.tuning.study import study_key
 
 CALIBRATION_ROWS = (2000, 16000)  # training rows of the calibration fits (at most the calibration set's; caches matter)
@@ -219,20 +221,20 @@ def expected_rounds(space: dict, trials: int) -> list[float]:
     return list(_expected_rounds(canonical_json(space), trials))
 
 
-def _space(run: RunSpec) -> dict:
-    """The ranges a tuned run's study searches ({} for any other run)."""
-    return tuning.search_space(algorithms.get_spec(run.algorithm), run.tuning) if run.tuning_mode == "tuned" else {}
-
-
-def _rounds_space(space: dict) -> dict | None:
-    """The tuned n_rounds range (int, not pinned), else None."""
-    rounds = space.get("n_rounds", {})
+def tuned_rounds(run: RunSpec) -> dict | None:
+    """The n_rounds range a tuned run's study searches (int, not pinned; DP-EBM's capped by its dataset's
+    features, as the study does: tuning.spaces.bounded_space), else None."""
+    if run.tuning_mode != "tuned":
+        return None
+    space, shape = tuning.search_space(algorithms.get_spec(run.algorithm), run.tuning), unit_shape(run.dataset)
+    rounds = (bounded_space(run.algorithm, space, shape[1]) if shape else space).get("n_rounds", {})
     return rounds if rounds.get("type") == "int" else None
 
 
-def run_rounds(run: RunSpec, rounds_space: dict | None) -> float:
+def run_rounds(run: RunSpec) -> float:
     """A run's rounds: its own (1 without n_rounds), or a tuned run's expected (its range's mean)."""
-    return expected_rounds(rounds_space, 1)[0] if rounds_space is not None else float(run.params.get("n_rounds", 1))
+    space = tuned_rounds(run)
+    return expected_rounds(space, 1)[0] if space is not None else float(run.params.get("n_rounds", 1))
 
 
 def size(task: Unit | RunSpec) -> float:
@@ -244,9 +246,9 @@ def size(task: Unit | RunSpec) -> float:
         return 0.0
     n, d = shape
     if isinstance(task, Unit):
-        return n * d * sum(run_rounds(r, _rounds_space(_space(r))) for r in runs)
+        return n * d * sum(run_rounds(r) for r in runs)
     trials = tuning.study_trials(algorithms.get_spec(task.algorithm), task.tuning)
-    return n * d * run_rounds(task, _rounds_space(_space(task))) * trials * task.tuning["seeds"]
+    return n * d * run_rounds(task) * trials * task.tuning["seeds"]
 
 
 def worth_calibrating(runs: Sequence[RunSpec], runner) -> bool:
@@ -266,8 +268,8 @@ class Setting:
 
     def __init__(self, run: RunSpec):
         self.algorithm, self.run, self.model = run.algorithm, run, None
-        self.space = _space(run)
-        self.rounds_space = _rounds_space(self.space)  # tuned rounds (not pinned)
+        tuned = run.tuning_mode == "tuned"
+        self.space = tuning.search_space(algorithms.get_spec(run.algorithm), run.tuning) if tuned else {}
         self.has_rounds = "n_rounds" in run.params
         self.target_rounds = 1.0  # the most rounds a run of this setting needs (calibrate's)
         self.key, other = (self.estimator(1, 0, r).batch_key() for r in (1, 2))
@@ -285,9 +287,6 @@ class Setting:
 
     def estimator(self, runs: int, i: int, rounds: int):
         return algorithms.make(self.algorithm, **self.params(runs, i, rounds))
-
-    def rounds(self, run: RunSpec) -> float:
-        return run_rounds(run, self.rounds_space)
 
     def group(self, rounds: float):
         """The key of the batch group a run of these rounds joins (None: fitted alone)."""
@@ -365,7 +364,7 @@ class Costs:
         groups: dict = defaultdict(list)
         for i, r in enumerate(chunk.runs):
             s = self.settings[setting_key(r)]
-            rounds = s.rounds(r)
+            rounds = run_rounds(r)
             key = s.group(rounds)
             groups[("alone", i) if key is None else key].append((s, rounds))
         parts = defaultdict(float, {"loading data": LOAD_PER_CELL * n * d * 1.25})
@@ -386,9 +385,10 @@ class Costs:
         n_fit = n * (1 - run.tuning["validation_fraction"])
         batch, seeds = run.tuning["batch_trials"], run.tuning["seeds"]
         total = LOAD_PER_CELL * n * d * 1.25
-        sizes = [batch] * (trials // batch) + ([trials % batch] if trials % batch else [])
-        for size in sizes:
-            rounds = expected_rounds(s.rounds_space, size) if s.rounds_space else [s.rounds(run)] * size
+        batches = [batch] * (trials // batch) + ([trials % batch] if trials % batch else [])
+        space = tuned_rounds(run)
+        for count in batches:
+            rounds = expected_rounds(space, count) if space else [run_rounds(run)] * count
             groups: dict = defaultdict(list)  # the batch's fits grouped as `batch_groups` does
             for i, r in enumerate(rounds):
                 for j in range(seeds):
@@ -434,7 +434,7 @@ def calibrate(runs: Sequence[RunSpec], data_dir, blas_threads: int | None = 1, t
             key = setting_key(r)
             if key not in settings:
                 settings[key] = Setting(dataclasses.replace(r, dataset=unit.dataset))
-            settings[key].target_rounds = max(settings[key].target_rounds, settings[key].rounds(r))
+            settings[key].target_rounds = max(settings[key].target_rounds, run_rounds(r))
         for s in settings.values():
             s.model = _calibrate_setting(s, data, d0, timer)
     wall = time.perf_counter() - start

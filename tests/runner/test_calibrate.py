@@ -11,6 +11,7 @@ from dpbench.config import RunnerConfig
 from dpbench.runner import calibrate
 from dpbench.runner.grid import chunk_units, expand, group_units
 from dpbench.runner.sweep import run_sweep
+from dpbench.tuning import spaces
 
 TRUE = (2e-3, 1e-3, 1e-5, 1e-6, 1e-8, 1e-9)  # the fake machine's c0..c5 (calibrate's docstring)
 
@@ -133,8 +134,13 @@ def test_size_and_which_sweeps_calibrate(monkeypatch):
     tuning = {"n_trials": 8, "seeds": 3, "batch_trials": 4}
     (tuned,) = grid(algorithms=[{"name": "boosted_adassp", "modes": ["tuned"]}], datasets=[synthetic(4000)],
                     seeds=[0], tuning=tuning)
-    space = calibrate.Setting(tuned).rounds_space
+    space = calibrate.tuned_rounds(tuned)
+    assert space == {"type": "int", "low": 1, "high": 4000, "log": True}  # Table I's
     assert calibrate.size(tuned) == pytest.approx(4000 * 5 * calibrate.expected_rounds(space, 1)[0] * 8 * 3)
+    # DP-EBM's study rounds are capped by the features (tuning.spaces.bounded_space): 160,000 / 1000
+    (ebm,) = grid(algorithms=[{"name": "dp_ebm", "modes": ["tuned"]}], datasets=[synthetic(4000, 1000)], seeds=[0],
+                  tuning=tuning)
+    assert calibrate.tuned_rounds(ebm)["high"] == spaces.DP_EBM_TERM_UPDATES // 1000
     runner = RunnerConfig(n_jobs=2)
     assert not calibrate.worth_calibrating(fixed, runner)  # 4e6 cells: far too small
     # the threshold: one setting's calibration at CALIBRATION_SHARE of 4e6 cells' seconds on 2 workers
