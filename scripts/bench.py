@@ -141,23 +141,21 @@ def study_asks(trials: int, batch_trials: int) -> list[int]:
     return asks
 
 
-def tuned_study() -> dict:
-    """One default BoostedAdaSSP study, then its trial fits at three batch sizes (seconds, max difference)."""
+def default_study(name: str):
+    """One default study (50 trials x 3 seeds, eps 1) of algorithm `name` on SGEMM (synthetic of its shape
+    without the mirror), one BLAS thread: (run, its fit part, the finished trials' params, wall s, CPU s)."""
     import pathlib
 
-    import numpy as np
     import optuna
     from threadpoolctl import threadpool_limits
 
-    from dpbench.algorithms.boosting import BoostedAdaSSPRegressor
-    from dpbench.algorithms.shared_data import SharedData
     from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
     from dpbench.runner.grid import expand
-    from dpbench.tuning.study import _finished, run_study, study_key, trial_estimators, validation_split
+    from dpbench.tuning.study import _finished, run_study, study_key, validation_split
 
-    exp = {"name": "bench_study", "algorithms": [{"name": "boosted_adassp", "modes": ["tuned"]}],
-           "datasets": [{"name": "openml_361104"}], "epsilons": [1.0], "deltas": [1e-6], "seeds": [0],
-           "tuning_mode": "tuned", "split": "fixed"}
+    exp = {"name": f"bench_{name}", "algorithms": [{"name": name, "modes": ["tuned"]}], "epsilons": [1.0],
+           "datasets": [{"name": "openml_361104"}], "deltas": [1e-6], "seeds": [0], "tuning_mode": "tuned",
+           "split": "fixed"}
     try:
         run = expand(exp)[0]
         data = load_dataset(run.dataset, split_seed=run.data_seed, data_dir=resolve_data_dir(), split=run.split)
@@ -165,14 +163,29 @@ def tuned_study() -> dict:
         exp["datasets"] = [{"name": "synthetic", "outlier": "none", "n_train": 193_280, "n_test": 48_320, "d": 15}]
         run = expand(exp)[0]
         data = load_dataset(run.dataset, split_seed=run.data_seed)
-    cfg, key = run.tuning, study_key(run)
+    key = study_key(run)
     with tempfile.TemporaryDirectory() as tmp, threadpool_limits(1, "blas"):
         start, cpu = time.perf_counter(), time.process_time()
         run_study(run, data, pathlib.Path(tmp))
-        study_seconds, study_cpu = time.perf_counter() - start, time.process_time() - cpu
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(f"{tmp}/{key}.log"))
         param_sets = [t.params for t in _finished(optuna.load_study(study_name=key, storage=storage))]
-    fit = validation_split(data, cfg["validation_fraction"], int(key, 16) % 2**32)  # the study's fit part
+    fit = validation_split(data, run.tuning["validation_fraction"], int(key, 16) % 2**32)  # the study's fit part
+    return run, fit, param_sets, seconds, cpu
+
+
+def tuned_study() -> dict:
+    """One default BoostedAdaSSP study, then its trial fits at three batch sizes (seconds, max difference)."""
+
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from dpbench.algorithms.boosting import BoostedAdaSSPRegressor
+    from dpbench.algorithms.shared_data import SharedData
+    from dpbench.tuning.study import trial_estimators
+
+    run, fit, param_sets, study_seconds, study_cpu = default_study("boosted_adassp")
+    cfg = run.tuning
     seeds, trials = cfg["seeds"], len(param_sets)
     asks = study_asks(trials, cfg["batch_trials"])
     out = {"study_seconds": study_seconds, "study_cpu": study_cpu, "trials": trials, "seeds": seeds,
@@ -213,36 +226,16 @@ def sspgd_study(name: str) -> dict:
     per trial: its seeds), in the study's batches and all in one batch, each run's coefficients compared with
     its trial-by-trial fit (max relative difference: a DP-GD trial whose iteration amplifies rounding, e.g. step
     1 on SGEMM's unscaled rows, moves about as much when its single fit's rows are permuted)."""
-    import pathlib
 
     import numpy as np
-    import optuna
     from threadpoolctl import threadpool_limits
 
     from dpbench import algorithms
     from dpbench.algorithms.shared_data import SharedData
-    from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
-    from dpbench.runner.grid import expand
-    from dpbench.tuning.study import _finished, run_study, study_key, trial_estimators, validation_split
+    from dpbench.tuning.study import trial_estimators
 
-    exp = {"name": "bench_sspgd", "algorithms": [{"name": name, "modes": ["tuned"]}], "epsilons": [1.0],
-           "datasets": [{"name": "openml_361104"}], "deltas": [1e-6], "seeds": [0], "tuning_mode": "tuned",
-           "split": "fixed"}
-    try:
-        run = expand(exp)[0]
-        data = load_dataset(run.dataset, split_seed=run.data_seed, data_dir=resolve_data_dir(), split=run.split)
-    except MissingDataError:
-        exp["datasets"] = [{"name": "synthetic", "outlier": "none", "n_train": 193_280, "n_test": 48_320, "d": 15}]
-        run = expand(exp)[0]
-        data = load_dataset(run.dataset, split_seed=run.data_seed)
-    cfg, key, fit_batch = run.tuning, study_key(run), algorithms.get_spec(name).estimator.fit_batch
-    with tempfile.TemporaryDirectory() as tmp, threadpool_limits(1, "blas"):
-        start = time.perf_counter()
-        run_study(run, data, pathlib.Path(tmp))
-        study_seconds = time.perf_counter() - start
-        storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(f"{tmp}/{key}.log"))
-        param_sets = [t.params for t in _finished(optuna.load_study(study_name=key, storage=storage))]
-    fit, seeds = validation_split(data, cfg["validation_fraction"], int(key, 16) % 2**32), cfg["seeds"]
+    run, fit, param_sets, study_seconds, _ = default_study(name)
+    cfg, seeds, fit_batch = run.tuning, run.tuning["seeds"], algorithms.get_spec(name).estimator.fit_batch
     out, thetas = {"algorithm": name, "study_seconds": study_seconds, "trials": len(param_sets), "seeds": seeds,
                    "shape": list(fit.X_train.shape), "batch_trials": cfg["batch_trials"]}, {}
     trials = len(param_sets)
