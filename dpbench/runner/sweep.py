@@ -50,7 +50,8 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callab
                                                                              estimates[k] if seconds else None))
              for k in keys)
     trials = {k: tuning.study_trials(algorithms.get_spec(studies[k].algorithm), studies[k].tuning) for k in keys}
-    with tqdm(total=sum(trials.values()), desc=f"{ctx.prov.experiment}: tuning", unit="trial",
+    resumed = sum(min(trials[k], finished_trials(ctx.studies_dir, k)) for k in keys) if progress else 0
+    with tqdm(total=sum(trials.values()), initial=resumed, desc=f"{ctx.prov.experiment}: tuning", unit="trial",
               disable=not progress) as bar, _trials_progress(bar, keys, trials, ctx.studies_dir) as done:
         chosen = {}
         for k, res in zip(keys, joblib.Parallel(return_as="generator", batch_size=1)(tasks), strict=True):

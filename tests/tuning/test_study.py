@@ -255,8 +255,9 @@ def test_the_tuning_bar_counts_trials_while_studies_run(tmp_path, monkeypatch):
     bars = []
 
     class Bar:
-        def __init__(self, total, disable=False, **kw):
-            self.total, self.disable, self.n, self.seen = total, disable, 0, []
+        def __init__(self, total, disable=False, initial=0, **kw):
+            self.total, self.disable, self.n, self.initial, self.seen = total, disable, initial, initial, []
+            self.desc = kw.get("desc", "")
             bars.append(self)
 
         def __enter__(self):
@@ -279,7 +280,9 @@ def test_the_tuning_bar_counts_trials_while_studies_run(tmp_path, monkeypatch):
     run_sweep(exp, {**RUNNER, "progress": True}, tmp_path / "t")
     tuning_bar = bars[0]
     assert tuning_bar.total == 10 and tuning_bar.seen[-1] == 10 and tuning_bar.postfix == "2/2 studies"
-    assert tuning_bar.seen == sorted(tuning_bar.seen)
+    assert tuning_bar.seen == sorted(tuning_bar.seen) and tuning_bar.initial == 0
+    run_sweep(exp, {**RUNNER, "progress": True}, tmp_path / "u", studies_dir=tmp_path / "t" / "tuning")  # reused:
+    assert [b.initial for b in bars if b.desc.endswith("tuning")] == [0, 10]  # the bar starts at their trials
 
     bar = Bar(total=7)
     (tmp_path / "j").mkdir()
