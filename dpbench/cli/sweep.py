@@ -28,21 +28,14 @@ def _data_dir(cfg) -> str | None:
     return str(d) if d else None
 
 
-def _missing_data(exp: dict, out: Path) -> tuple[int, int]:
-    """Say on stderr which of this grid's runs could not run for missing data, and the fix (from the rows'
-    error, which names the dataset and the import command).  Returns (missing runs, runs in the grid)."""
-    from dpbench import results
-    from dpbench.runner.grid import expand
-
-    ids = {r.run_id for r in expand(exp)}
-    df = results.load(out, expand_params=False)
-    if not len(df):
-        return 0, len(ids)
-    missing = df[df["run_id"].isin(ids) & (df["status"] == "missing_data")]
+def _missing_data(grid) -> int:
+    """Say on stderr which of the grid's runs (`grid`: their rows) could not run for missing data, and the fix
+    (from the rows' error, which names the dataset and the import command).  Returns how many."""
+    missing = grid[grid["status"] == "missing_data"]
     for dataset, rows in missing.groupby("dataset"):
         reason = " ".join(str(rows["error"].iloc[0]).split())
         print(f"dpbench sweep: warning: {len(rows)} run(s) on {dataset} did not run: {reason}", file=sys.stderr)
-    return len(missing), len(ids)
+    return len(missing)
 
 
 def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
@@ -64,11 +57,11 @@ def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
     log_sweep(out, time.perf_counter() - start, summary["ran"])
     print(f"{cfg['name']}: {summary['ran']} runs done ({summary['retried']} of them retried), "
           f"{summary['skipped']} already finished; results in {out}")
-    missing, total = _missing_data(exp, out)
-    if total and missing == total:
-        raise ValueError(f"none of the {total} runs could run: their data are missing (warnings above)")
-    _plot(cfg)
-    _report(cfg)
+    grid = _grid_results(cfg)  # read once for the warnings, the figure and the summary
+    if len(grid) and _missing_data(grid) == len(grid):
+        raise ValueError(f"none of the {len(grid)} runs could run: their data are missing (warnings above)")
+    _plot(cfg, grid)
+    _report(cfg, grid)
     return 0
 
 
@@ -123,10 +116,11 @@ def _grid_results(cfg):
     return df[df["run_id"].isin({r.run_id for r in expand(experiment(cfg))})]
 
 
-def _plot(cfg) -> None:
+def _plot(cfg, df=None) -> None:
+    """The grid's figure from its rows (`df`, read if not given)."""
     from dpbench import plots, results
 
-    df = _grid_results(cfg)
+    df = _grid_results(cfg) if df is None else df
     if results.has_metrics(df).any():
         path = plots.draw(cfg["plot"], df, _sweep_dir(cfg) / f"{cfg['name']}.png", title=cfg["name"])
         print(f"figure: {path} ({len(df)} runs)")
@@ -134,10 +128,10 @@ def _plot(cfg) -> None:
         print(f"no successful runs of this grid in {_sweep_dir(cfg)}: no figure drawn")
 
 
-def _report(cfg) -> None:
+def _report(cfg, df=None) -> None:
     from dpbench.summary import render
 
-    df = _grid_results(cfg)
+    df = _grid_results(cfg) if df is None else df
     if not len(df):
         print(f"no results of this grid in {_sweep_dir(cfg)} (run `sweep` with the same overrides)")
         return

@@ -175,6 +175,11 @@ def _available(dataset: dict, data_dir) -> bool:
     return availability(dataset["name"], Path(data_dir).expanduser() if data_dir else None)[0] != "missing"
 
 
+def loads_here(task: Unit | RunSpec, data_dir) -> bool:
+    """Whether a chunk's (or a study's run's) dataset is available (mirror, OpenML cache or generated)."""
+    return _available((task.runs[0] if isinstance(task, Unit) else task).dataset, data_dir)
+
+
 @dataclasses.dataclass(frozen=True)
 class CostModel:
     """A setting's c0..c5 (module docstring) on the calibration set of d0 columns."""

@@ -103,15 +103,18 @@ def _announcement(ctx: TaskContext, label: str, seconds: float | None) -> str | 
 def _estimates(todo: list[RunSpec], data_dir: str | None, runner: RunnerConfig) -> tuple[Callable, bool]:
     """(estimate(chunk or a study's run), whether its estimates are seconds): its wall seconds in a worker from
     calibrated costs when calibrate.worth_calibrating (and something loads here, and calibrating works), else
-    the size measure (calibrate.size)."""
+    the size measure (calibrate.size; 0 for a task whose data is missing here: it only records missing_data)."""
+    def size(task: Unit | RunSpec) -> float:
+        return calibrate.size(task) if calibrate.loads_here(task, data_dir) else 0.0
+
     if not calibrate.worth_calibrating(todo, runner):
-        return calibrate.size, False
+        return size, False
     try:
         costs = calibrate.calibrate(todo, data_dir, runner.blas_threads)
     except Exception:  # noqa: BLE001 - an estimate orders and announces tasks; it never stops a sweep
         costs = None
     if costs is None:
-        return calibrate.size, False
+        return size, False
     share = calibrate.workers_share(runner, costs.share)
     return (lambda task: (costs.chunk(task) if isinstance(task, Unit) else costs.study(task)[0]) / share), True
 

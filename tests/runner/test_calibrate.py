@@ -151,6 +151,23 @@ def test_size_and_which_sweeps_calibrate(monkeypatch):
     assert not calibrate.worth_calibrating(fixed, RunnerConfig(n_jobs=2, progress=False))
 
 
+def test_a_chunk_whose_data_is_missing_goes_last(tmp_path, monkeypatch):
+    """It only records missing_data, at once: sized 0, whatever rows the paper gives its dataset (a sweep that
+    started with the mirror's missing large tasks left its longest real unit to start late)."""
+    from dpbench.data import openml_source
+    from dpbench.runner import sweep
+
+    monkeypatch.setattr(openml_source, "cache_dir", lambda: tmp_path / "empty-openml-cache")
+
+    runs = grid(datasets=[synthetic(2000), {"name": "openml_361091"}], seeds=[0])  # year: 463,715 rows in paper
+    chunks = chunk_units(group_units(runs), 32)
+    size, seconds = sweep._estimates(runs, str(tmp_path), RunnerConfig(progress=False))
+    missing = next(c for c in chunks if c.dataset["name"] == "openml_361091")
+    present = next(c for c in chunks if c.dataset["name"] == "synthetic")
+    assert not seconds and size(missing) == 0 < calibrate.size(missing) and size(present) == calibrate.size(present)
+    assert calibrate.longest_first(chunks, lambda c: c.runs[0].unit_key, size)[0] is present
+
+
 def test_schedule_longest_unit_first_and_makespan():
     tasks = [("a", 1.0), ("b", 5.0), ("a", 3.0), ("c", 2.0)]
     order = calibrate.longest_first(tasks, lambda t: t[0], lambda t: t[1])
