@@ -45,7 +45,7 @@ def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
 
     exp, out = experiment(cfg), _sweep_dir(cfg)
     if dry_run:
-        return _dry_run(exp, out, _data_dir(cfg), cfg["runner"])
+        return _dry_run(exp, out, _data_dir(cfg), cfg["runner"], Path(cfg["results_dir"]) / results.STUDIES)
     start = time.perf_counter()
     try:
         summary = run_sweep(exp, cfg["runner"], out, data_dir=_data_dir(cfg),
@@ -76,11 +76,12 @@ def _save_grid(exp: dict, out: Path) -> None:
         (out / f"config-{stable_hash(exp)}.json").write_text(text)
 
 
-def _dry_run(exp: dict, out: Path, data_dir: str | None, runner: dict) -> int:
-    """What a sweep would do, reading only finished results (nothing is written): runs, fits, tuning studies,
-    and its time (runner.calibrate: calibration fits of each setting on the grid's smallest available dataset,
-    a cost model, the runner's schedule)."""
+def _dry_run(exp: dict, out: Path, data_dir: str | None, runner: dict, studies_dir: Path) -> int:
+    """What a sweep would do, reading only finished results and studies (nothing is written): runs, fits, tuning
+    studies and their trials still to run, and its time (runner.calibrate: calibration fits of each setting on
+    the grid's smallest available dataset, a cost model, the runner's schedule)."""
     from dpbench import algorithms, results, tuning
+    from dpbench.runner.calibrate import loads_here, trials_left
     from dpbench.runner.grid import expand, group_units
     from dpbench.tuning.study import study_key
 
@@ -91,17 +92,21 @@ def _dry_run(exp: dict, out: Path, data_dir: str | None, runner: dict) -> int:
     retry = sum(r.run_id in states.index for r in todo)
     tuned = [r for r in todo if r.tuning_mode == "tuned"]
     studies = {study_key(r): r for r in tuned}
-    trial_fits = sum(tuning.study_trials(algorithms.get_spec(r.algorithm), r.tuning) * r.tuning["seeds"]
-                     for r in studies.values())
+    trial_fits = {k: tuning.study_trials(algorithms.get_spec(r.algorithm), r.tuning) * r.tuning["seeds"]
+                  for k, r in studies.items()}
+    left = sum(round(n * trials_left(studies[k], studies_dir)) for k, n in trial_fits.items()
+               if loads_here(studies[k], data_dir))
     print(f"{exp['name']}: {len(runs)} runs in the grid, {len(todo)} fits to do ({retry} of them retries, "
           f"{len(runs) - len(todo)} runs already finished) on {len(group_units(todo))} dataset split(s); "
-          + (f"{len(studies)} tuning studies, up to {trial_fits} trial fits (finished trials are reused); "
-             if studies else "") + f"results dir {out}; dry run: nothing fitted")
+          + (f"{len(studies)} tuning studies, {left} of their {sum(trial_fits.values())} trial fits to run "
+             "(finished trials are reused; none on missing data); " if studies else "")
+          + f"results dir {out}; dry run: nothing fitted")
     if todo:
         from dpbench.runner.calibrate import estimate
         from dpbench.runner.sweep import settings
 
-        found = estimate(todo, settings(runner), data_dir, startup=time.perf_counter() - command_started)
+        found = estimate(todo, settings(runner), data_dir, startup=time.perf_counter() - command_started,
+                         studies_dir=studies_dir)
         print(found.describe() if found else "time estimate: no dataset of the grid loads here")
     return 0
 

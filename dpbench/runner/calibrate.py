@@ -63,7 +63,7 @@ from dpbench.data.catalog import availability
 from dpbench.runner.fitting import fit_runs
 from dpbench.runner.grid import RunSpec, Unit, canonical_json, chunk_units, group_units
 from dpbench.tuning.spaces import bounded_space
-from dpbench.tuning.study import study_key
+from dpbench.tuning.study import finished_trials, study_key
 
 CALIBRATION_ROWS = (2000, 16000)  # training rows of the calibration fits (at most the calibration set's; caches matter)
 CALIBRATION_RUNS = 4  # K: runs of a calibrated batch
@@ -256,6 +256,15 @@ def size(task: Unit | RunSpec) -> float:
     return n * d * run_rounds(task) * trials * task.tuning["seeds"]
 
 
+def trials_left(run: RunSpec, studies_dir) -> float:
+    """The share of a tuned run's study still to run: its trials not yet finished in `studies_dir`'s journal (1
+    with no directory).  A resumed sweep reuses the finished trials, so its estimates count only the rest."""
+    if studies_dir is None:
+        return 1.0
+    trials = tuning.study_trials(algorithms.get_spec(run.algorithm), run.tuning)
+    return max(0, trials - finished_trials(studies_dir, study_key(run))) / trials if trials else 0.0
+
+
 def worth_calibrating(runs: Sequence[RunSpec], runner) -> bool:
     """Whether the runner calibrates before sweeping `runs` (the module docstring): progress on, and calibrating
     their settings at most CALIBRATION_SHARE of their run time at SECONDS_PER_CELL."""
@@ -380,8 +389,9 @@ class Costs:
     def chunk(self, chunk: Unit) -> float:
         return sum(self.chunk_parts(chunk).values())
 
-    def study(self, run: RunSpec) -> tuple[float, int]:
-        """(a study's fits and validation scores, its trials)."""
+    def study(self, run: RunSpec, left: float = 1.0) -> tuple[float, int]:
+        """(a study's data load, and the fits and validation scores of its `left` share of trials still to run;
+        its trials)."""
         shape, s = self._shape(run.dataset), self.settings[setting_key(run)]
         trials = tuning.study_trials(algorithms.get_spec(run.algorithm), run.tuning)
         if shape is None:
@@ -389,7 +399,7 @@ class Costs:
         n, d = shape
         n_fit = n * (1 - run.tuning["validation_fraction"])
         batch, seeds = run.tuning["batch_trials"], run.tuning["seeds"]
-        total = LOAD_PER_CELL * n * d * 1.25
+        fits = 0.0
         batches = [batch] * (trials // batch) + ([trials % batch] if trials % batch else [])
         space = tuned_rounds(run)
         for count in batches:
@@ -399,8 +409,8 @@ class Costs:
                 for j in range(seeds):
                     key = s.group(r)
                     groups[("alone", i, j) if key is None else key].append(r)
-            total += sum(s.model.seconds(n_fit, d, g) for g in groups.values())
-        return total, trials
+            fits += sum(s.model.seconds(n_fit, d, g) for g in groups.values())
+        return LOAD_PER_CELL * n * d * 1.25 + left * fits, trials
 
 
 def _calibration_data(runs: Sequence[RunSpec], data_dir):
@@ -509,11 +519,12 @@ class Estimate:
 
 
 def estimate(runs: Sequence[RunSpec], runner, data_dir, startup: float, timer: Timer | None = None,
-             share: float | None = None) -> Estimate | None:
+             share: float | None = None, studies_dir=None) -> Estimate | None:
     """The wall time of sweeping `runs` (the runs still to do) with `runner` (dpbench.config.RunnerConfig);
     `startup`: seconds this command took to start (the fixed costs are proportional to it); `share`: CPU
-    seconds per second a process gets (default: measured; a worker's by `worker_share`).  None when no dataset
-    of the grid loads here."""
+    seconds per second a process gets (default: measured; a worker's by `worker_share`); `studies_dir`: where
+    the studies' journals are (their finished trials are not counted).  None when no dataset of the grid
+    loads here."""
     costs = calibrate(runs, data_dir, runner.blas_threads, timer, share)
     if costs is None:
         return None
@@ -525,8 +536,9 @@ def estimate(runs: Sequence[RunSpec], runner, data_dir, startup: float, timer: T
     studies = {study_key(r): r for r in runs if r.tuning_mode == "tuned"}
     study_seconds = {}
     for k, r in studies.items():
-        fits, trials = costs.study(r)
-        study_seconds[k] = fits / per_worker + (trials * PER_TRIAL + PER_TASK) * startup * slower
+        left = trials_left(r, studies_dir)
+        fits, trials = costs.study(r, left)
+        study_seconds[k] = fits / per_worker + (trials * left * PER_TRIAL + PER_TASK) * startup * slower
         cpu[r.algorithm] += fits
     keys = longest_first(sorted(studies, key=lambda k: studies[k].unit_key), lambda k: studies[k].unit_key,
                          study_seconds.get if calibrates else lambda k: size(studies[k]))

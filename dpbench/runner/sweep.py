@@ -44,7 +44,7 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callab
     if not studies:
         return chunks
     keys = sorted(studies, key=lambda k: studies[k].unit_key)  # a worker's consecutive studies share its data
-    estimates = {k: estimate(studies[k]) for k in keys}
+    estimates = {k: estimate(studies[k], calibrate.trials_left(studies[k], ctx.studies_dir)) for k in keys}
     keys = calibrate.longest_first(keys, lambda k: studies[k].unit_key, estimates.get)
     tasks = (joblib.delayed(run_study_task)(studies[k], ctx, _announcement(ctx, calibrate.study_label(studies[k]),
                                                                              estimates[k] if seconds else None))
@@ -101,11 +101,13 @@ def _announcement(ctx: TaskContext, label: str, seconds: float | None) -> str | 
 
 
 def _estimates(todo: list[RunSpec], data_dir: str | None, runner: RunnerConfig) -> tuple[Callable, bool]:
-    """(estimate(chunk or a study's run), whether its estimates are seconds): its wall seconds in a worker from
-    calibrated costs when calibrate.worth_calibrating (and something loads here, and calibrating works), else
-    the size measure (calibrate.size; 0 for a task whose data is missing here: it only records missing_data)."""
-    def size(task: Unit | RunSpec) -> float:
-        return calibrate.size(task) if calibrate.loads_here(task, data_dir) else 0.0
+    """(estimate(chunk, or a study's run and the share of its trials left), whether its estimates are seconds):
+    its wall seconds in a worker from calibrated costs when calibrate.worth_calibrating (and something loads here,
+    and calibrating works), else the size measure (calibrate.size; 0 for a task whose data is missing here: it
+    only records missing_data)."""
+
+    def size(task: Unit | RunSpec, left: float = 1.0) -> float:
+        return left * calibrate.size(task) if calibrate.loads_here(task, data_dir) else 0.0
 
     if not calibrate.worth_calibrating(todo, runner):
         return size, False
@@ -116,7 +118,8 @@ def _estimates(todo: list[RunSpec], data_dir: str | None, runner: RunnerConfig) 
     if costs is None:
         return size, False
     share = calibrate.workers_share(runner, costs.share)
-    return (lambda task: (costs.chunk(task) if isinstance(task, Unit) else costs.study(task)[0]) / share), True
+    return (lambda task, left=1.0: (costs.chunk(task) if isinstance(task, Unit) else costs.study(task, left)[0])
+            / share), True
 
 
 def settings(runner: Mapping | RunnerConfig) -> RunnerConfig:

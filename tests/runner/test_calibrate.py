@@ -2,6 +2,7 @@
 whose costs follow the documented model), never its speed."""
 
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -102,6 +103,29 @@ def test_a_study_costs_trials_times_seeds_fits_and_tuned_rounds_are_the_spaces()
     n_fit = 0.8 * 4000
     expected = model(n_fit, 1.0, ordered)  # one batch of 4 trials x 1 seed (the space's other values: no cost)
     assert study(4, 1, "boosted_adassp") == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_resumed_study_is_estimated_by_its_trials_left(tmp_path):
+    """Finished trials are reused: the estimate and the dry run count only the rest (a resumed default-tuning
+    sweep was estimated at its whole 7 h when an hour was left)."""
+    from dpbench.tuning.study import study_key
+
+    tuning = {"n_trials": 8, "seeds": 1, "batch_trials": 4}
+    (run,) = grid(algorithms=[{"name": "tukey", "modes": ["tuned"]}], datasets=[synthetic(4000)], seeds=[0],
+                  tuning=tuning)
+    runner = RunnerConfig(n_jobs=1, progress=False)
+
+    def tuning_seconds(studies_dir):
+        found = calibrate.estimate([run], runner, None, startup=0.0, timer=fake_timer, share=1.0,
+                                   studies_dir=studies_dir)
+        return found.parts["tuning"]
+
+    whole = tuning_seconds(None)
+    fits = study_cpu(calibrate.calibrate([run], None, timer=fake_timer, share=1.0), run)  # all 8 trials' fits
+    assert calibrate.trials_left(run, tmp_path) == 1 and tuning_seconds(tmp_path) == whole  # no journal yet
+    (tmp_path / f"{study_key(run)}.log").write_text('{"op_code":6,"datetime_complete":"x"}\n' * 6)
+    assert calibrate.trials_left(run, tmp_path) == 0.25  # 6 of 8 trials finished
+    assert tuning_seconds(tmp_path) == pytest.approx(whole - 0.75 * fits, rel=1e-9)  # the data is still loaded
 
 
 def test_the_estimate_divides_among_workers_and_is_stable_given_the_timings():
@@ -216,3 +240,22 @@ def test_a_small_sweep_does_not_calibrate_and_its_dry_run_does(tmp_path, monkeyp
     assert main(["sweep", tiny, "seeds=[0]", "runner.n_jobs=1", "--dry-run"]) == 0
     assert called == [11] and "time estimate: ~" in capsys.readouterr().out  # the grid: its 11 runs
     assert not (tmp_path / "results").exists()
+
+
+def test_the_dry_run_of_a_resumed_grid_counts_the_trial_fits_left(tmp_path, monkeypatch, capsys):
+    from dpbench.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    grid_args = ["datasets=[{name: synthetic, outlier: none, n_train: 400, n_test: 100, d: 3}]", "seeds=[0]",
+                 "algorithms=[{name: adassp, modes: [tuned]}]", "epsilons=[1]", "tuning.n_trials=4",
+                 "tuning.seeds=2", "runner.n_jobs=1", "runner.progress=false"]
+
+    def trial_fits(name: str) -> tuple[int, int]:
+        assert main(["sweep", "experiment=quickstart", f"name={name}", *grid_args, "--dry-run"]) == 0
+        out = capsys.readouterr().out
+        return tuple(map(int, re.search(r"(\d+) of their (\d+) trial fits to run", out).groups()))
+
+    assert trial_fits("a") == (8, 8)
+    assert main(["sweep", "experiment=quickstart", "name=a", *grid_args]) == 0
+    capsys.readouterr()
+    assert trial_fits("b") == (0, 8)  # another grid's runs on the same study: its trials are reused
