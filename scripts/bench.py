@@ -19,7 +19,7 @@
    differ); coefficients compared with the trial-by-trial fits.
 2. fig1_fixed (eps 0.1, 1, 10; 10 seeds) end to end from the command line to parquet and figure, against a
    naive loop over the same fits (load, make, fit, predict, score) in one process; `--backends loky,threading`
-   times the sweep on each joblib backend.
+   times the sweep on each joblib backend.  `--only-e2e` runs only this.
 3. Peak resident memory of each, each measured in a fresh process.
 4. Seconds until a sweep reports a Dask scheduler that does not answer (runner.connect_timeout = 2): should be
    about 2 (tests/runner/test_sweep_scale.py checks the message and that the timeout reaches the client).
@@ -445,7 +445,10 @@ def main() -> None:
     parser.add_argument("--backends", default="loky", help="line 2: the sweep on each of these runner.backends")
     parser.add_argument("--skip-naive", action="store_true", help="line 2: the sweep(s) only, not the naive loop")
     parser.add_argument("--only-boosting", action="store_true", help="only section 1 (batched vs per-run)")
+    parser.add_argument("--only-e2e", action="store_true", help="only section 2 (fig1_fixed end to end)")
     args = parser.parse_args()
+    if args.only_e2e:
+        args.skip_boosting = args.skip_study = True
     if args.only_estimates:
         estimates(args.n_jobs, args.estimates_large)
         return
@@ -505,6 +508,8 @@ def main() -> None:
                   f"{cli['seconds']:.1f} s, peak {cli['peak_mb']:.0f} MB (the main process; loky workers are not "
                   "measured)" + (f"; ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x" if naive else ""),
                   flush=True)
+    if args.only_e2e:
+        return
 
     print(f"\n4. unreachable Dask scheduler, connect_timeout=2: reported after {unreachable_scheduler(2.0):.1f} s")
     print_xgboost_trees()
