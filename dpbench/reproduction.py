@@ -25,7 +25,7 @@ from dpbench import claims, results
 
 VERDICTS = {True: "reproduced", False: "not reproduced", None: "undecided"}
 SMOKE = "_smoke"  # suffix of the results directory of a smoke sweep or analysis: never judged
-SWEEP_LOG = "sweeps.jsonl"  # one line per finished sweep command: its wall time and runs (written by cmd_sweep)
+SWEEP_LOG = "sweeps.jsonl"  # one line per finished or interrupted sweep command: its wall time and runs (cmd_sweep)
 
 
 @lru_cache(maxsize=1)
@@ -68,8 +68,9 @@ def load_results(results_dir: Path, name: str) -> pd.DataFrame:
     raise FileNotFoundError(f"no results for {name} under {results_dir}")
 
 
-def log_sweep(sweep_dir: Path, seconds: float, ran: int) -> None:
-    """Append a sweep command's wall time to its directory's log (the report sums them)."""
+def log_sweep(sweep_dir: Path, seconds: float, ran: int | None) -> None:
+    """Append a sweep command's wall time to its directory's log (the report sums them); `ran`: its runs, None
+    for a command interrupted (its time is counted; a killed one leaves no line)."""
     with open(Path(sweep_dir) / SWEEP_LOG, "a") as fh:
         fh.write(json.dumps({"seconds": round(seconds, 3), "ran": ran}) + "\n")
 

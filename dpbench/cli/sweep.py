@@ -46,14 +46,18 @@ def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
     exp, out = experiment(cfg), _sweep_dir(cfg)
     if dry_run:
         return _dry_run(exp, out, _data_dir(cfg), cfg["runner"], Path(cfg["results_dir"]) / results.STUDIES)
+    from dpbench.reproduction import log_sweep
+
     start = time.perf_counter()
     try:
         summary = run_sweep(exp, cfg["runner"], out, data_dir=_data_dir(cfg),
                             studies_dir=Path(cfg["results_dir"]) / results.STUDIES)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM: its time counts too (a sweep resumed over several commands)
+        if out.is_dir():
+            log_sweep(out, time.perf_counter() - start, None)
+        raise
     finally:
         _save_grid(exp, out)
-    from dpbench.reproduction import log_sweep
-
     log_sweep(out, time.perf_counter() - start, summary["ran"])
     print(f"{cfg['name']}: {summary['ran']} runs done ({summary['retried']} of them retried), "
           f"{summary['skipped']} already finished; results in {out}")

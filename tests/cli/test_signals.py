@@ -1,5 +1,6 @@
 """SIGTERM ends a sweep like Ctrl-C: one line, exit code 130, finished runs kept and resumable."""
 
+import json
 import os
 import signal
 import subprocess
@@ -28,3 +29,5 @@ def test_sigterm_mid_sweep_is_an_interrupt(tmp_path):
     assert "leaked" not in err and "Traceback" not in err
     done = results.finished_run_ids(tmp_path / "results" / "quickstart")
     assert len(done) >= 1  # what was written stays readable
+    (logged,) = [json.loads(line) for line in (tmp_path / "results" / "quickstart" / "sweeps.jsonl").open()]
+    assert logged["ran"] is None and logged["seconds"] > 0  # its time counts in the report's wall time
