@@ -182,7 +182,6 @@ def test_a_chunk_whose_data_is_missing_goes_last(tmp_path, monkeypatch):
     from dpbench.runner import sweep
 
     monkeypatch.setattr(openml_source, "cache_dir", lambda: tmp_path / "empty-openml-cache")
-
     runs = grid(datasets=[synthetic(2000), {"name": "openml_361091"}], seeds=[0])  # year: 463,715 rows in paper
     chunks = chunk_units(group_units(runs), 32)
     size, seconds = sweep._estimates(runs, str(tmp_path), RunnerConfig(progress=False))
@@ -243,6 +242,8 @@ def test_a_small_sweep_does_not_calibrate_and_its_dry_run_does(tmp_path, monkeyp
 
 
 def test_the_dry_run_of_a_resumed_grid_counts_the_trial_fits_left(tmp_path, monkeypatch, capsys):
+    """Studies are shared by what they tune: a grid whose runs are new but whose study has finished has no trial
+    fits left to run."""
     from dpbench.__main__ import main
 
     monkeypatch.chdir(tmp_path)
