@@ -29,9 +29,11 @@ sweep's workers share their session's part).  Fixed costs are proportional to th
 (imports and config): the sweep's own start, its workers' (fresh processes importing dpbench), each worker's
 first study (Optuna), a study's per-trial bookkeeping (sampler, journal) and the figure.  The runner's order is
 simulated on its workers: studies first, then the chunks.  The threading backend's workers are threads of
-the sweep's process: as processes, without the workers' start-up.  Not modelled: studies with finished trials in
-their journals (they cost less), TPE's preference for some rounds over others, caches beyond the calibration
-size, solves that grow as d^3 far beyond d0 (paper 000's d = 735 task), TukeyEM's cost per row at n ~ n_models,
+the sweep's process: as processes, without the workers' start-up.  A study with finished trials in its journal
+costs its data load and its trials still to run (`trials_left`).  Not modelled: fits that end early on a failed
+release (DP-AMBSSGD's empty threshold histogram), TPE's preference for some rounds over others, caches beyond
+the calibration size, solves that grow as d^3 far beyond d0 (paper 000's d = 735 task), TukeyEM's cost per row
+at n ~ n_models,
 and the GIL under the threading backend (fits that spend their time in Python, not in numpy, share one core
 there and take longer than estimated).
 """

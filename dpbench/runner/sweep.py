@@ -44,15 +44,15 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callab
     if not studies:
         return chunks
     keys = sorted(studies, key=lambda k: studies[k].unit_key)  # a worker's consecutive studies share its data
-    estimates = {k: estimate(studies[k], calibrate.trials_left(studies[k], ctx.studies_dir)) for k in keys}
+    trials = {k: tuning.study_trials(algorithms.get_spec(studies[k].algorithm), studies[k].tuning) for k in keys}
+    finished = {k: min(trials[k], finished_trials(ctx.studies_dir, k)) for k in keys}  # reused when resumed
+    estimates = {k: estimate(studies[k], 1 - finished[k] / trials[k] if trials[k] else 0.0) for k in keys}
     keys = calibrate.longest_first(keys, lambda k: studies[k].unit_key, estimates.get)
     tasks = (joblib.delayed(run_study_task)(studies[k], ctx, _announcement(ctx, calibrate.study_label(studies[k]),
                                                                              estimates[k] if seconds else None))
              for k in keys)
-    trials = {k: tuning.study_trials(algorithms.get_spec(studies[k].algorithm), studies[k].tuning) for k in keys}
-    resumed = sum(min(trials[k], finished_trials(ctx.studies_dir, k)) for k in keys) if progress else 0
-    with tqdm(total=sum(trials.values()), initial=resumed, desc=f"{ctx.prov.experiment}: tuning", unit="trial",
-              disable=not progress) as bar, _trials_progress(bar, keys, trials, ctx.studies_dir) as done:
+    with tqdm(total=sum(trials.values()), initial=sum(finished.values()), desc=f"{ctx.prov.experiment}: tuning",
+              unit="trial", disable=not progress) as bar, _trials_progress(bar, keys, trials, ctx.studies_dir) as done:
         chosen = {}
         for k, res in zip(keys, joblib.Parallel(return_as="generator", batch_size=1)(tasks), strict=True):
             chosen[k] = res
