@@ -33,9 +33,8 @@ the sweep's process: as processes, without the workers' start-up.  A study with 
 costs its data load and its trials still to run (`trials_left`).  Not modelled: fits that end early on a failed
 release (DP-AMBSSGD's empty threshold histogram), TPE's preference for some rounds over others, caches beyond
 the calibration size, solves that grow as d^3 far beyond d0 (paper 000's d = 735 task), TukeyEM's cost per row
-at n ~ n_models,
-and the GIL under the threading backend (fits that spend their time in Python, not in numpy, share one core
-there and take longer than estimated).
+at n ~ n_models, and the GIL under the threading backend (fits that spend their time in Python, not in numpy,
+share one core there and take longer than estimated).
 """
 
 from __future__ import annotations
