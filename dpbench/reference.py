@@ -59,13 +59,15 @@ def _mean_std(values: pd.Series) -> str:
 
 def paper001_f1(results_dir: Path, epsilons=(0.1, 1.0), rounds=(100, 1000)) -> str:
     """Paper 001: test F1 (mean +/- std over seeds; BoostedAdaSSP at its best loss) and AUROC per set."""
+    from dpbench.analyses.paper001 import DPEBM_LEAVES, main_rows
+
     try:
         df = reproduction.load_results(results_dir, "paper001")
     except FileNotFoundError:
         return "*paper001: not run*"
-    df = df[df["status"] == "ok"]
-    head = ["| dataset | eps | rounds | BoostedAdaSSP F1 | DP-EBM F1 | DP-XGBoost F1 | AUROC Boosted / DP-EBM / "
-            "DP-XGBoost |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    df = main_rows(df[df["status"] == "ok"])
+    head = [f"| dataset | eps | rounds | BoostedAdaSSP F1 | DP-EBM ({DPEBM_LEAVES} leaves) F1 | DP-XGBoost F1 | AUROC "
+            "Boosted / DP-EBM / DP-XGBoost |", "| --- | --- | --- | --- | --- | --- | --- |"]
     rows = []
     for r in rounds:
         for (dataset, eps), cell in df[df["param_n_rounds"] == r].groupby(["dataset", "epsilon"]):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
-from dpbench import claims, results
+from dpbench import claims, reference, results
 from dpbench.__main__ import main
 from dpbench.plots.classification import boosting_ratio, method_of
 
@@ -72,3 +74,28 @@ def test_a_panel_without_runs_says_not_run():
         for ax in axes:
             said = any(t.get_text().startswith("not run") for t in ax.texts)
             assert said != bool(ax.lines), ax.get_title()
+
+
+def test_main_figures_and_table_keep_dp_ebm_at_100_leaves(tmp_path, monkeypatch):
+    """paper001_leaves writes DP-EBM at 1, 10 and 1000 leaves into results/paper001 for Fig. 5; the other figures
+    and the README table show the paper's 100 leaves only (averaged in, they mixed four models: F1 0.25 here)."""
+    from dpbench import plots
+
+    rows = [{"run_id": f"{leaves}-{seed}", "algorithm": "dp_ebm_clf", "status": "ok", "private": True,
+             "params": json.dumps({"max_leaves": leaves, "n_rounds": 100}), "dataset": "adult", "epsilon": 1.0,
+             "seed": seed, "test_f1": f1, "test_auroc": 0.7}
+            for leaves, f1 in ((1, 0.0), (10, 0.2), (100, 0.6), (1000, 0.2)) for seed in (0, 1)]
+    results.write_part(rows, tmp_path / "paper001", "leaves")
+    assert "| adult | 1 | 100 | - | 0.600 +/- 0.000 | - |" in reference.paper001_f1(tmp_path)
+
+    drawn = {}
+
+    def draw(plot, df, path, **kw):
+        drawn[path.stem] = df
+        return path
+
+    monkeypatch.setattr(plots, "draw", draw)
+    assert main(["analysis", "paper001_figures", "--results-dir", str(tmp_path)]) == 0
+    assert set(drawn["fig2_f1_vs_epsilon"]["param_max_leaves"]) == {100}
+    assert set(drawn["fig3_f1_vs_rounds"]["param_max_leaves"]) == {100}
+    assert set(drawn["fig5_dpebm_leaves_f1"]["param_max_leaves"]) == {1, 10, 100, 1000}
