@@ -36,7 +36,10 @@ def check_X_y(X, y=None, *, allow_empty_columns: bool = True, allow_empty_rows: 
     """Float arrays, finite, matching lengths, non-empty (rows: unless `allow_empty_rows`); ValueError naming
     the problem.  Private fits allow 0 rows: n is not public, so the empty dataset is a neighbour of every
     one-record dataset and must give a model like any other (DESIGN.md, "Failures are releases")."""
-    X = np.asarray(X, dtype=float) if not hasattr(X, "toarray") else np.asarray(X.toarray(), dtype=float)
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X)
+    if np.iscomplexobj(X):  # a cast to float would drop the imaginary part with only a warning
+        raise ValueError("X contains complex numbers: Complex data not supported (dpbench fits real-valued data)")
+    X = X.astype(float, copy=False)
     if X.ndim == 1:
         raise ValueError(
             "X must be 2-D (n_samples, n_features). Reshape your data with X.reshape(-1, 1) if it has a single feature"
@@ -58,7 +61,9 @@ def check_X_y(X, y=None, *, allow_empty_columns: bool = True, allow_empty_rows: 
         raise ValueError(f"y must be 1-D, got shape {y.shape}")
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"X and y have different numbers of samples: {X.shape[0]} and {y.shape[0]}")
-    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+    if np.iscomplexobj(y):
+        raise ValueError("y contains complex numbers: Complex data not supported (dpbench fits real-valued data)")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinite values")
     return X, y
 

@@ -274,6 +274,8 @@ def test_bad_labels_and_data(cls):
     bad[0, 0] = np.inf
     with pytest.raises(ValueError, match="NaN or infinite"):
         cls().fit(bad, np.tile([0, 1], 6))
+    with pytest.raises(ValueError, match="X contains complex numbers"):  # not a cast that drops the imaginary part
+        cls().fit(X + 1j, np.tile([0, 1], 6))
     with pytest.raises(ValueError, match="different numbers of samples"):
         cls().fit(X, np.tile([0, 1], 3))
 
