@@ -299,6 +299,13 @@ def compose(overrides: list[str]):
         raise ConfigError(one_line(exc)) from None
 
 
+def _defaults() -> dict:
+    """The schema's top-level defaults, as plain values."""
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(OmegaConf.structured(Config), resolve=True)
+
+
 def to_container(cfg) -> dict:
     from omegaconf import OmegaConf
 
@@ -325,6 +332,8 @@ def _check_algorithms(entries) -> None:
     from dpbench import algorithms
 
     for entry in entries:
+        if not isinstance(entry, str | dict) or (isinstance(entry, dict) and not isinstance(entry.get("name"), str)):
+            raise ConfigError(f"algorithms: each entry is a name or {{name: ..., params: {{...}}}}, got {entry!r}")
         entry = {"name": entry} if isinstance(entry, str) else dict(entry)
         grid = entry.get("grid") or {}
         bad = [k for k, v in grid.items() if not isinstance(v, list) or not v]
@@ -340,8 +349,9 @@ def _check_algorithms(entries) -> None:
                 raise ConfigError(f"algorithm {entry.get('name')!r}: {exc}") from None
 
 
-def _check_plot(plot: dict) -> None:
-    """The figure kind and its options, so that the figure cannot fail on the config after a long sweep."""
+def _check_plot(plot: dict, run: list[str]) -> None:
+    """The figure kind and its options, so that the figure cannot fail on the config after a long sweep; `run`:
+    the names of the algorithms the experiment runs."""
     from dpbench import algorithms, metrics, plots
 
     plots.formats(plot)
@@ -351,6 +361,10 @@ def _check_plot(plot: dict) -> None:
     for axis in ("x", "y"):  # scatter: the two algorithms compared
         if axis in options:
             _check_choice(f"plot.{axis}", options[axis], algorithms.available())
+            if options[axis] not in run:
+                raise ConfigError(f"plot.{axis}={options[axis]} is not among the experiment's algorithms "
+                                  f"({', '.join(run)}): set plot.x and plot.y to two of them, or draw the default "
+                                  f"figure ({plots.DEFAULT_KIND}) with ~plot")
 
 
 def _check_runner(runner: dict) -> None:
@@ -378,6 +392,8 @@ def validate(cfg) -> dict:
 
     cfg = to_container(cfg) if not isinstance(cfg, dict) else cfg
     _check_keys(cfg)
+    for key, default in _defaults().items():  # a section removed with `~key` is its default
+        cfg.setdefault(key, default)
     try:
         load_imports(cfg.get("imports") or [])  # before anything looks a name up
     except ValueError as exc:
@@ -388,11 +404,11 @@ def validate(cfg) -> dict:
     _check_choice("runner.backend", cfg["runner"]["backend"], BACKENDS)
     _check_runner(cfg["runner"])
     try:
-        _check_plot(cfg["plot"])
         cfg["datasets"], cfg["dataset_grid"] = cross_dataset_grid(cfg["datasets"], cfg.get("dataset_grid")), {}
         for spec in expand_dataset_specs(cfg["datasets"]):
             check_spec(spec)  # names and options (synthetic: the generator's own checks), so none fails as data_error
         _check_algorithms(cfg["algorithms"])
+        _check_plot(cfg["plot"], [a if isinstance(a, str) else a["name"] for a in cfg["algorithms"]])
         expand(experiment(cfg))  # epsilons, deltas, seeds, split, tasks
     except ConfigError:
         raise

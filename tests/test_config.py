@@ -198,6 +198,11 @@ BAD = [
     (["plot.metric=mse"], "plot.metric='mse' is not one of test_mse"),
     (["plot.kind=scatter", "plot.x=adassp", "plot.y=boosted"], "plot.y='boosted' is not one of"),
     (["+plot.bins=3"], "plot.kind=privacy_curve does not take bins"),
+    (["algorithms=[3]"], "algorithms: each entry is a name or {name: ..., params: {...}}, got 3"),
+    (["algorithms=[{params: {x_bound: 1}}]"], "algorithms: each entry is a name or"),
+    (["experiment=fig4", "algorithms=[{name: ols}]"],  # before the sweep, not after it
+     "plot.x=dp_ebm is not among the experiment's algorithms (ols): set plot.x and plot.y to two of them, or draw "
+     "the default figure (privacy_curve) with ~plot"),
     (["name=null"], "the config has no experiment name"),
 ]
 
@@ -208,6 +213,13 @@ def test_bad_configs_are_one_line_errors(overrides, message):
         validate(compose(overrides))
     text = str(err.value)
     assert message in text and "\n" not in text
+
+
+def test_a_removed_section_is_its_default():
+    """`~plot` (or `~runner`, ...) removes a section the experiment set: the schema's default, not a KeyError."""
+    cfg = validate(compose(["experiment=fig4", "algorithms=[{name: ols}]", "~plot", "~runner"]))
+    assert cfg["plot"]["kind"] == "privacy_curve" and cfg["runner"]["n_jobs"] == validate(compose([]))["runner"][
+        "n_jobs"]
 
 
 def test_an_import_that_fails_is_a_one_line_config_error(tmp_path, monkeypatch):
