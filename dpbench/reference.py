@@ -94,7 +94,10 @@ def tables(results_dir: str | Path = DIR) -> dict[str, str]:
     """Every generated README block, by name."""
     results_dir = Path(results_dir)
     secs = reproduction.sections(results_dir)
-    return {"verdicts": verdicts(secs), "runs": runs(secs, results_dir), "paper001-f1": paper001_f1(results_dir)}
+    from dpbench.cli.algorithms import attributes_table
+
+    return {"verdicts": verdicts(secs), "runs": runs(secs, results_dir), "paper001-f1": paper001_f1(results_dir),
+            "fitted-attributes": attributes_table()}
 
 
 def publish(source: str | Path, dest: str | Path = DIR) -> list[str]:

@@ -9,6 +9,7 @@ parameter and its valid range).  Cross-parameter rules go in
 
 from __future__ import annotations
 
+import contextlib
 from numbers import Integral, Real
 
 import numpy as np
@@ -155,20 +156,67 @@ LABEL_CHECKS = ("check_estimators_dtypes", "check_classifier_data_not_an_array",
                 "check_fit2d_1feature")
 ONE_LABEL = ("sklearn expects a classifier fitted on one class to predict only that class; a private classifier "
              "fitted on one class is a noisy model over its public label set like any other (predicting only "
-             "the class seen would release that the rows held one class)")
+             "the class seen would release that the rows held one class), so whether the check passes is a draw "
+             "of the noise: an estimator that passes it at the test's seed drops it (strict xfail)")
+
+
+# What a fitted attribute of a private estimator may be (`fitted_attributes`): every one is private.
+RELEASE = "release"  # a noisy release recorded in the ledger, or post-processing of such releases
+PUBLIC = "public"  # a function of the parameters and the public schema (d, feature names, the label set) only
+PRIVACY_PARAMS = ("epsilon", "delta", "random_state", "classes")  # with each class's `budget_shares`
+
+_DIAGNOSTICS = [False]
+
+
+@contextlib.contextmanager
+def nonprivate_diagnostics():
+    """The debug switch (off by default): fits inside the block also keep statistics of the private data computed
+    *without* noise (TukeyEM's PTR distance k, a private selection's exact votes) in `nonprivate_diagnostics_`.
+    An estimator with that attribute is not private: for studies of the algorithms (paper 003 Fig. 2), never
+    for results.  Outside the block no fitted attribute holds anything but releases and public values."""
+    _DIAGNOSTICS.append(True)
+    try:
+        yield
+    finally:
+        _DIAGNOSTICS.pop()
+
+
+def keep_diagnostics(est, **values) -> None:
+    """Store `values` in est.nonprivate_diagnostics_ when `nonprivate_diagnostics` is on; else nothing."""
+    if _DIAGNOSTICS[-1]:
+        est.nonprivate_diagnostics_ = {**getattr(est, "nonprivate_diagnostics_", {}), **values}
+
+
+def declared_attributes(cls) -> dict[str, str]:
+    """Every fitted attribute `cls` may set -> RELEASE or PUBLIC: the `fitted_attributes` of its classes."""
+    out: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        out.update(vars(klass).get("fitted_attributes", {}))
+    return out
+
+
+def privacy_params(cls) -> list[str]:
+    """The parameters of `cls` that fix a fit's privacy: its budget, seed, public label set and budget shares
+    (a private selection sets the first three itself, and its `space` and `base_params` may set none)."""
+    names = set(cls().get_params())
+    return [p for p in (*PRIVACY_PARAMS, *getattr(cls, "budget_shares", ())) if p in names]
 
 
 class DPEstimator(BaseEstimator):
     """Parameter checks, the Generator and the ledger of every dpbench estimator.
 
     `private` says whether fits spend a budget (epsilon, delta) and fill
-    `privacy_ledger_`; non-private baselines leave it empty.
+    `privacy_ledger_`; non-private baselines leave it empty.  A private estimator declares each attribute its
+    fit sets (`fitted_attributes`, merged over its base classes: `declared_attributes`) as RELEASE or PUBLIC;
+    a test walks the attributes after fits on neighbouring datasets and fails on any other.
     """
 
     private = True
     # its ledger is pure mu-GDP (one budget mu split among Gaussian releases), so k fits at mu / sqrt(k) each
     # compose to mu; algorithms charged in (eps, delta) (their own accountants) set False
     composes_in_gdp = True
+    budget_shares: tuple[str, ...] = ()  # parameters that split the budget among the releases
+    fitted_attributes = {"privacy_ledger_": RELEASE, "n_features_in_": PUBLIC, "feature_names_in_": PUBLIC}
 
     def _check_params(self) -> None:
         """Cross-parameter rules (single-parameter ones are in _parameter_constraints)."""
@@ -226,6 +274,7 @@ class LinearFeatureMap:
     """
 
     clips_features = False
+    fitted_attributes = {"theta_": RELEASE, "coef_": RELEASE, "intercept_": RELEASE}
 
     def _features(self, X: np.ndarray) -> np.ndarray:
         if getattr(self, "fit_intercept", False):
@@ -323,6 +372,8 @@ class DPClassifier(ClassifierMixin, DPEstimator):
     `_fit_model(X, y01, mu, rng, ledger)` with y01 in {0, 1}.  predict
     thresholds `decision_function` at 0.
     """
+
+    fitted_attributes = {"classes_": PUBLIC}  # a private classifier's is its `classes` parameter
 
     def fit(self, X, y):
         rng, mu = self._start_fit()

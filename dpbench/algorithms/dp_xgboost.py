@@ -64,7 +64,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from dpbench.algorithms.base import CLASSES, COUNT, POSITIVE, PRIVACY, DPClassifier, record_generator
+from dpbench.algorithms.base import CLASSES, COUNT, POSITIVE, PRIVACY, PUBLIC, RELEASE, DPClassifier, record_generator
 from dpbench.algorithms.registry import algorithm
 from dpbench.privacy.mechanisms import exponential_mechanism_rows, laplace_mechanism
 from dpbench.privacy.subsampling import SubsampledPureDPLedger, per_round_epsilon, tag_round
@@ -153,6 +153,8 @@ def histograms(keys, weights, shape, zero_cells, totals) -> np.ndarray:
     Feature last: the entries of a record that share a cell (a one-hot's 1s) land side by side, not a page
     apart (which thrashes a cache set and made the sketch's bincount 10x slower)."""
     H = np.bincount(keys, weights, minlength=int(np.prod(shape))).reshape(shape)
+    if weights is not None:  # bincount over no keys returns int64 even with float weights: the += below would raise
+        H = H.astype(float, copy=False)
     H[:, zero_cells, np.arange(shape[2])] += totals[:, None] - H.sum(axis=1)
     return H
 
@@ -201,6 +203,7 @@ class DPXGBoostClassifier(DPClassifier):
     """
 
     composes_in_gdp = False  # rounds composed by dp-accounting's PLD
+    fitted_attributes = {"bounds_": PUBLIC, "epsilon_per_round_": PUBLIC, "trees_": RELEASE}
 
     _parameter_constraints = {
         **PRIVACY, "n_rounds": COUNT, "subsample": [Interval(Real, 0, 1, closed="right")], "max_depth": COUNT,

@@ -12,6 +12,7 @@ from dpbench.algorithms.base import (
     FRACTION,
     POSITIVE,
     PRIVACY,
+    RELEASE,
     SCHEDULE,
     DPLinearRegressor,
     row_norms,
@@ -79,6 +80,8 @@ class DPGDRegressor(DPLinearRegressor):
     (paper 000 names no recommended DP-GD values).
     """
 
+    budget_shares = ("count_share",)
+    fitted_attributes = {"record_count_": RELEASE}
     _parameter_constraints = {**PRIVACY, **FIT_INTERCEPT, "grad_bound": POSITIVE, "n_rounds": COUNT,
                               "learning_rate": POSITIVE, "lr_schedule": SCHEDULE, "count_share": FRACTION}
 

@@ -47,7 +47,12 @@ from dpbench.algorithms.base import (
     COUNT,
     FRACTION,
     PRIVACY,
+    PRIVACY_PARAMS,
+    PUBLIC,
+    RELEASE,
     DPEstimator,
+    keep_diagnostics,
+    privacy_params,
     private_tags,
     public_binary_labels,
     record_generator,
@@ -133,6 +138,10 @@ class _PrivateSelection(DPEstimator):
     """The selection (module docstring) over `algorithm`'s candidates; subclasses give the per-record error."""
 
     task = "regression"  # of the algorithms selected among
+    # candidates_: drawn from `space` by the run's Generator before the data is read; failed_candidates_:
+    # post-processing of the candidates' releases (a private candidate's fit raising or not is one of them)
+    fitted_attributes = {"candidates_": PUBLIC, "chosen_": RELEASE, "chosen_params_": RELEASE, "model_": RELEASE,
+                         "fit_status_": RELEASE, "failed_candidates_": RELEASE}
     composes_in_gdp = False  # the selection is charged in (epsilon, delta) (SelectionLedger)
     _parameter_constraints = {**PRIVACY, "algorithm": [str], "base_params": [dict, None],
                               "n_candidates": COUNT, "validation_fraction": FRACTION, "space": [dict, None]}
@@ -155,6 +164,16 @@ class _PrivateSelection(DPEstimator):
         if not spec.private or spec.task != self.task:
             raise ValueError(f"{type(self).__name__} needs a private {self.task} algorithm; got {self.algorithm!r}")
         check_space(self.space)
+        # the selection sets the candidates' budget, seed and label set; a budget share is the run's one public
+        # setting (base_params, as a sweep passes it), never drawn per candidate
+        fixed = privacy_params(spec.estimator)
+        own = [p for p in fixed if p in PRIVACY_PARAMS]
+        for where, params, forbidden in (("space", self.space, fixed), ("base_params", self.base_params, own)):
+            bad = [p for p in forbidden if p in (params or {})]
+            if bad:
+                raise ValueError(f"{where} sets {bad[0]!r}, a parameter that fixes the candidates' privacy (the "
+                                 f"selection sets {', '.join(own)} itself; budget shares are not searched); "
+                                 f"remove it from {where}")
 
     @staticmethod
     def _errors(model, X, y) -> np.ndarray:
@@ -181,8 +200,8 @@ class _PrivateSelection(DPEstimator):
         fit = ~val
         models = []
         for i, params in enumerate(self.candidates_):
-            est = make(self.algorithm, **{**(self.base_params or {}), **self._candidate_params(), **params,
-                                          **budget}, random_state=rng)
+            est = make(self.algorithm, **{**(self.base_params or {}), **params, **self._candidate_params(),
+                                          **budget}, random_state=rng)  # _check_params: no overlap
             with release_part("fit"):  # disjoint from the validation part (the per-release test checks it)
                 models.append(_fitted_or_fallback(est, X[fit], y[fit], ZeroModel(self._classes())))
             if hasattr(est, "privacy_ledger_"):  # a candidate that failed still spent what it released
@@ -193,8 +212,9 @@ class _PrivateSelection(DPEstimator):
         with np.errstate(over="ignore", invalid="ignore"):
             errors = np.column_stack([self._errors(m, X[val], y[val]) for m in models]) if val.any() \
                 else np.zeros((0, k))
-        self.votes_ = votes(errors) if len(errors) else np.zeros(k)
-        self.chosen_ = exponential_mechanism(self.epsilon * self.votes_, self.epsilon, 0.0, rng, ledger,
+        counts = votes(errors) if len(errors) else np.zeros(k)  # exact: their sum is the validation part's size
+        keep_diagnostics(self, votes=counts)
+        self.chosen_ = exponential_mechanism(self.epsilon * counts, self.epsilon, 0.0, rng, ledger,
                                              tag("validation", "selection"))
         self.model_ = models[self.chosen_]
         self.chosen_params_ = self.candidates_[self.chosen_]
@@ -236,6 +256,7 @@ class PrivateSelectionClassifier(ClassifierMixin, _PrivateSelection):
     sum over records and has no sensitivity-1 vote).  Default base: BoostedAdaSSP's classifier."""
 
     task = "classification"
+    fitted_attributes = {"classes_": PUBLIC}  # its `classes` parameter
     _parameter_constraints = {**_PrivateSelection._parameter_constraints, **CLASSES}
 
     def __init__(self, epsilon=1.0, delta=1e-6, algorithm="boosted_adassp_clf", base_params=None, n_candidates=8,

@@ -24,6 +24,8 @@ from dpbench.algorithms.base import (
     FRACTION,
     POSITIVE,
     PRIVACY,
+    PUBLIC,
+    RELEASE,
     SCHEDULE,
     DPLinearRegressor,
     clip_rows,
@@ -153,6 +155,12 @@ class DPRobGDRegressor(DPLinearRegressor):
     """
 
     composes_in_gdp = False  # advanced composition over steps, parallel over parts
+    budget_shares = ("count_share",)
+    fitted_attributes = {**{a: PUBLIC for a in ("step_epsilon_", "step_delta_", "step_mu_", "n_groups_",
+                                                "n_groups_norm_")},
+                         **{a: RELEASE for a in ("record_count_", "distance_estimates_", "clip_thresholds_",
+                                                 "fit_status_", "failed_rounds_", "norm_estimate_",
+                                                 "norm_threshold_", "learning_rate_", "best_iteration_")}}
 
     _parameter_constraints = {**ROBUST_CONSTRAINTS, "subweibull_k": POSITIVE, "subweibull_a": POSITIVE,
                               "c2": POSITIVE, "norm_fraction": FRACTION, "gamma_fraction": FRACTION,
@@ -352,6 +360,8 @@ class DPAMBSSGDRegressor(DPLinearRegressor):
     """
 
     composes_in_gdp = False  # parallel composition over disjoint batches
+    budget_shares = ("count_share",)
+    fitted_attributes = {a: RELEASE for a in ("record_count_", "clip_thresholds_", "fit_status_", "failed_rounds_")}
 
     _parameter_constraints = {**ROBUST_CONSTRAINTS, "clip_scale": POSITIVE, "stat_fraction": FRACTION,
                               "lr_schedule": SCHEDULE, "noise_calibration": [StrOptions(set(NOISE_CALIBRATIONS))]}

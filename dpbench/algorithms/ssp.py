@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from dpbench.algorithms.base import FIT_INTERCEPT, FRACTION, POSITIVE, PRIVACY, DPLinearRegressor
+from dpbench.algorithms.base import FIT_INTERCEPT, FRACTION, POSITIVE, PRIVACY, RELEASE, DPLinearRegressor
 from dpbench.algorithms.linear_algebra import solve_psd
 from dpbench.algorithms.registry import algorithm
 from dpbench.algorithms.shared_data import SharedData
@@ -31,6 +31,7 @@ class SharedStatisticsRegressor(DPLinearRegressor):
     """
 
     clips_features = True
+    budget_shares = ("budget_ratio",)
 
     def _fit_theta(self, X, y, mu, rng, ledger):
         return self._fit_shared(SharedData(X, y), (False, None), mu, rng, ledger)
@@ -92,6 +93,7 @@ class AdaSSPRegressor(SharedStatisticsRegressor):
     Fixed settings x_bound = y_bound = 1 as BoostedAdaSSP's (paper 000 Table I).
     """
 
+    fitted_attributes = {"ridge_lambda_": RELEASE}
     _parameter_constraints = {**SSP_CONSTRAINTS, "failure_prob": FRACTION}
 
     def __init__(self, epsilon=1.0, delta=1e-6, x_bound=1.0, y_bound=1.0, budget_ratio=(1.0, 1.0, 1.0),

@@ -23,7 +23,17 @@ import warnings
 import numpy as np
 from scipy.special import logsumexp
 
-from dpbench.algorithms.base import COUNT, FIT_INTERCEPT, NON_NEGATIVE, PRIVACY, DPLinearRegressor, random_parts
+from dpbench.algorithms.base import (
+    COUNT,
+    FIT_INTERCEPT,
+    NON_NEGATIVE,
+    PRIVACY,
+    PUBLIC,
+    RELEASE,
+    DPLinearRegressor,
+    keep_diagnostics,
+    random_parts,
+)
 from dpbench.algorithms.registry import algorithm
 from dpbench.privacy import exponential_mechanism, laplace_mechanism
 
@@ -276,13 +286,17 @@ class TukeyEMRegressor(DPLinearRegressor):
     probability <= delta, or with perturbation = 0 and tied models) spends the
     check's budget.
 
-    Diagnostics after fit: `ptr_passed_`, `ptr_threshold_`,
-    `ptr_noisy_distance_` (private), `ptr_distance_` (the noiseless k: NOT
-    private, kept for Fig. 2-style studies only) and `depth_` (sampled depth).
+    Diagnostics after fit (all private: releases or public): `ptr_passed_`,
+    `ptr_threshold_`, `ptr_noisy_distance_` and `depth_` (sampled depth).  The
+    noiseless distance k is not private: it is kept only under the debug
+    switch `base.nonprivate_diagnostics()` (`nonprivate_diagnostics_
+    ["ptr_distance"]`, for paper 003 Fig. 2-style studies).
     The paper adds an intercept feature to every dataset (`fit_intercept`).
     """
 
     composes_in_gdp = False  # Laplace + exponential mechanism, group privacy
+    fitted_attributes = {"n_models_": PUBLIC, "ptr_threshold_": PUBLIC, "ptr_noisy_distance_": RELEASE,
+                         "ptr_passed_": RELEASE, "depth_": RELEASE, "fit_status_": RELEASE}
 
     _parameter_constraints = {**PRIVACY, **FIT_INTERCEPT, "n_models": COUNT, "perturbation": NON_NEGATIVE}
 
@@ -305,7 +319,7 @@ class TukeyEMRegressor(DPLinearRegressor):
         t = math.ceil(m / 4)
         self.n_models_ = m
         self.ptr_threshold_ = (-math.log(2) - log_delta_unit) / eps_half
-        self.ptr_passed_, self.ptr_distance_, self.ptr_noisy_distance_, self.depth_ = False, None, None, None
+        self.ptr_passed_, self.ptr_noisy_distance_, self.depth_ = False, None, None
         self.fit_status_ = "ok"
         if m < 2:
             warnings.warn("TukeyEM needs n_models >= 2 (with one model no region of depth >= 1 has positive "
@@ -316,8 +330,9 @@ class TukeyEMRegressor(DPLinearRegressor):
 
         S = sorted_projections(self._models(X, y, m, rng), self.perturbation, rng)
         log_v = log_depth_volumes(S)
-        self.ptr_distance_ = ptr_distance(log_v, t, eps_half, log_delta_unit - math.log(8) - eps_half)
-        noisy = laplace_mechanism(float(self.ptr_distance_), 1.0, eps_half, rng, ledger,
+        k = ptr_distance(log_v, t, eps_half, log_delta_unit - math.log(8) - eps_half)
+        keep_diagnostics(self, ptr_distance=k)  # the noiseless k: only behind the debug switch
+        noisy = laplace_mechanism(float(k), 1.0, eps_half, rng, ledger,
                                   "PTR distance to unsafe model sets (Lemma 3.6)")
         self.ptr_noisy_distance_ = noisy
         self.ptr_passed_ = bool(noisy >= self.ptr_threshold_)

@@ -45,6 +45,10 @@ def main(argv: list[str]) -> int:
     defaults = est().get_params()
     for key, value in defaults.items():
         print(f"    {key} = {value!r}; {_constraint_text(est._parameter_constraints.get(key, 'no_validation'))}")
+    if spec.private:
+        print("  fitted attributes (each private: a release or post-processing of releases, or public):")
+        for kind, names in _attributes_by_kind(est).items():
+            print(f"    {kind}: {', '.join(names)}")
     if tuning_space(spec.name):
         print("  tuned (paper 000 Table I ranges):")
         for key, space in tuning_space(spec.name).items():
@@ -56,3 +60,24 @@ def _privacy_text(spec) -> str:
     if not spec.private:
         return "none"
     return "mu-GDP" if getattr(spec.estimator, "composes_in_gdp", True) else "(eps, delta)"
+
+
+def _attributes_by_kind(estimator) -> dict[str, list[str]]:
+    from dpbench.algorithms.base import PUBLIC, RELEASE, declared_attributes
+
+    declared = declared_attributes(estimator)
+    return {kind: sorted(a for a, k in declared.items() if k == kind) for kind in (RELEASE, PUBLIC)}
+
+
+def attributes_table() -> str:
+    """The README's table of every private algorithm's fitted attributes, from the classes' declarations."""
+    from dpbench import algorithms
+
+    lines = ["| algorithm | releases (or post-processing of releases) | public |", "| --- | --- | --- |"]
+    for name in algorithms.available():
+        spec = algorithms.get_spec(name)
+        if spec.private:
+            kinds = _attributes_by_kind(spec.estimator)
+            lines.append(f"| {name} | " + " | ".join(", ".join(f"`{a}`" for a in names) for names in kinds.values())
+                         + " |")
+    return "\n".join(lines) + "\n"

@@ -21,9 +21,11 @@ def make_estimator(run: RunSpec, data):
         params["feature_types"] = list(data.feature_types)
     if run.tuning_mode == "private_selection":
         selector = "private_selection" if spec.task == "regression" else "private_selection_clf"
+        base = {k: v for k, v in params.items() if k != "classes"}  # the label set is the selection's own
         spec, params = algorithms.get_spec(selector), {
-            "algorithm": run.algorithm, "base_params": params, "n_candidates": run.tuning["n_candidates"],
-            "validation_fraction": run.tuning["validation_fraction"], "space": tuning.search_space(spec, run.tuning)}
+            "algorithm": run.algorithm, "base_params": base, "n_candidates": run.tuning["n_candidates"],
+            "validation_fraction": run.tuning["validation_fraction"], "space": tuning.search_space(spec, run.tuning),
+            **({"classes": params["classes"]} if "classes" in params else {})}
     if spec.private:
         params.update(epsilon=run.epsilon, delta=run.delta)
     return algorithms.make(spec.name, random_state=run.random_state, **params)

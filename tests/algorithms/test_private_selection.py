@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from dpbench import algorithms, results
+from dpbench.algorithms.base import nonprivate_diagnostics
 from dpbench.algorithms.private_selection import votes
 from dpbench.runner.sweep import run_sweep
 from dpbench.tuning.spaces import tuning_space
@@ -70,8 +71,10 @@ def test_a_validation_record_never_swaps_a_candidate_for_the_fallback():
     X1, y1 = np.vstack([X, np.full(X.shape[1], 1.79e308)]), np.append(y, 0.0)
     for seed in range(20):  # the added record joins the validation part in about half of the seeds
         est = algorithms.make("private_selection", algorithm="dpgd", n_candidates=3, validation_fraction=0.5,
-                              space=tuning_space("dpgd"), random_state=seed).fit(X1, y1)
-        assert est.failed_candidates_ == [] and np.all(np.isfinite(est.votes_)), seed
+                              space=tuning_space("dpgd"), random_state=seed)
+        with nonprivate_diagnostics():
+            est.fit(X1, y1)
+        assert est.failed_candidates_ == [] and np.all(np.isfinite(est.nonprivate_diagnostics_["votes"])), seed
 
 
 @pytest.mark.parametrize("algorithm,task", [("adassp", "regression"), ("boosted_adassp_clf", "classification")])
@@ -118,9 +121,12 @@ def test_the_classifier_vote_is_by_accuracy():
     X, y = _labelled(20_000)
     eps, k = 50.0, 6
     est = algorithms.make("private_selection_clf", epsilon=eps, n_candidates=k, classes=["no", "yes"],
-                          space=tuning_space("boosted_adassp_clf"), random_state=4).fit(X, y)
-    assert abs(est.votes_.sum() - 0.2 * len(y)) < 5 * math.sqrt(len(y) * 0.2 * 0.8)
-    assert est.votes_.max() - est.votes_[est.chosen_] <= 1 / eps * math.log(k / 1e-6)
+                          space=tuning_space("boosted_adassp_clf"), random_state=4)
+    with nonprivate_diagnostics():
+        est.fit(X, y)
+    votes_k = est.nonprivate_diagnostics_["votes"]
+    assert abs(votes_k.sum() - 0.2 * len(y)) < 5 * math.sqrt(len(y) * 0.2 * 0.8)
+    assert votes_k.max() - votes_k[est.chosen_] <= 1 / eps * math.log(k / 1e-6)
     m = est.model_
     assert np.mean(m.predict(X) == y) >= max(np.mean(c == y) for c in (np.full(len(y), "no"), np.full(len(y), "yes")))
 
@@ -146,3 +152,29 @@ def test_names_the_entry_sets_are_not_tuned(tmp_path):
         assert json.loads(row["params"])["n_rounds"] in (2, 3)
     with pytest.raises(ValueError, match="nothing left for mode tuned"):
         expand({**exp, "algorithms": [{**entry, "params": {"subsample": 0.5}}]})
+
+
+@pytest.mark.parametrize("where", ["space", "base_params"])
+@pytest.mark.parametrize("name, algorithm, param, value", [
+    ("private_selection_clf", "boosted_adassp_clf", "classes", [1, 2]),
+    ("private_selection", "adassp", "epsilon", 10.0),
+    ("private_selection", "adassp", "delta", 0.5),
+    ("private_selection", "adassp", "random_state", 0),
+    ("private_selection", "adassp", "budget_ratio", [1.0, 10.0, 1.0]),
+    ("private_selection", "dpgd", "count_share", 0.5),
+])
+def test_privacy_parameters_cannot_be_set_by_space_or_base_params(where, name, algorithm, param, value):
+    """The selection sets the candidates' budget, seed and label set itself; a `space` or `base_params` that sets
+    one is a one-line error naming it, and so is a budget share in `space` (base_params holds the run's one share,
+    as a sweep passes it: test_the_mode_runs_in_a_sweep).  (Before: space={'classes': [[1, 2]]} made a candidate
+    raise exactly when its fit part held a label-0 row: a fallback on 166/200 fits of D + (e1, 0), 0/200 of D.)"""
+    X, y = _labelled(50) if name.endswith("clf") else _data(50)
+    y = (y == "yes").astype(float) if name.endswith("clf") else y
+    if where == "base_params" and param in ("budget_ratio", "count_share"):
+        algorithms.make(name, algorithm=algorithm, base_params={param: value}, random_state=0).fit(X, y)
+        return
+    setting = {"type": "categorical", "choices": [value]} if where == "space" else value
+    est = algorithms.make(name, algorithm=algorithm, **{where: {param: setting}}, random_state=0)
+    with pytest.raises(ValueError, match=f"{where} sets '{param}', a parameter that fixes") as err:
+        est.fit(X, y)
+    assert "\n" not in str(err.value)

@@ -9,7 +9,7 @@ from sklearn.base import clone
 
 import dpbench.algorithms.tukey as tukey
 from dpbench.algorithms import get_spec, make
-from dpbench.algorithms.base import random_parts
+from dpbench.algorithms.base import nonprivate_diagnostics, random_parts
 from dpbench.algorithms.tukey import (
     TukeyEMRegressor,
     approximate_tukey_depth,
@@ -247,7 +247,7 @@ def check_ledger(est, eps, delta, ran_em=True):
 def test_ledger_when_ptr_passes():
     X, y = easy_data(n=50_000)
     eps, delta = 0.7, 1e-6  # the check and the EM at 0.35 each
-    with recorded_releases() as releases:
+    with recorded_releases() as releases, nonprivate_diagnostics():
         est = TukeyEMRegressor(epsilon=eps, delta=delta, n_models=1000, fit_intercept=True,
                                random_state=1).fit(X, y)
     assert est.fit_status_ == "ok" and est.ptr_passed_
@@ -257,7 +257,8 @@ def test_ledger_when_ptr_passes():
     rng = np.random.default_rng(1)  # replay the estimator's draws: partition, then perturbation
     S = sorted_projections(partition_ols(np.hstack([X, np.ones((len(X), 1))]), y, 1000, rng), 1e-10, rng)
     log_v = log_depth_volumes(S)
-    assert est.ptr_distance_ == ptr_distance(log_v, 250, 0.35, math.log(1e-6 / (8 * math.exp(0.35)))) > 0
+    k = est.nonprivate_diagnostics_["ptr_distance"]
+    assert k == ptr_distance(log_v, 250, 0.35, math.log(1e-6 / (8 * math.exp(0.35)))) > 0
     assert est.ptr_noisy_distance_ >= est.ptr_threshold_
     # the depth is drawn with P[i] ~ W_i exp((eps/2) i / 2): the standard factor 2 (depth is not monotone under
     # the swap one record makes), never the paper's monotone exp((eps/2) i)
@@ -291,8 +292,9 @@ def test_no_branch_on_n():
     """n < m d (fewer rows than a model needs) used to return the zero model without looking at the data, so
     one more record could switch the outcome: now the models are fitted (minimum norm) and the check decides."""
     X, y = easy_data(n=2_500, d=2)  # 2.5 rows per model, d = 3 with the intercept
-    est = TukeyEMRegressor(EPS, DELTA, fit_intercept=True, random_state=0).fit(X, y)
-    assert est.ptr_distance_ is not None and est.fit_status_ in ("ok", "ptr_failed")
+    with nonprivate_diagnostics():
+        est = TukeyEMRegressor(EPS, DELTA, fit_intercept=True, random_state=0).fit(X, y)
+    assert est.nonprivate_diagnostics_["ptr_distance"] is not None and est.fit_status_ in ("ok", "ptr_failed")
 
 
 @pytest.mark.parametrize("n", [1, 2, 5])
@@ -321,13 +323,15 @@ def test_small_odd_and_even_m(m):
     ~ 2.0 by far more than the Laplace scale 1/300 and the check passes.
     """
     X, y = easy_data(n=3_000, d=1)
-    est = TukeyEMRegressor(epsilon=1200.0, delta=0.1, n_models=m, random_state=m).fit(X, y)
+    with nonprivate_diagnostics():
+        est = TukeyEMRegressor(epsilon=1200.0, delta=0.1, n_models=m, random_state=m).fit(X, y)
+    k = est.nonprivate_diagnostics_["ptr_distance"]
     if m < 10:
         check_ledger(est, 1200.0, 0.1, ran_em=False)
-        assert est.ptr_distance_ == -1 and est.fit_status_ == "ptr_failed"
+        assert k == -1 and est.fit_status_ == "ptr_failed"
     else:
         check_ledger(est, 1200.0, 0.1)
-        assert est.ptr_distance_ >= 1 and est.fit_status_ == "ok"
+        assert k >= 1 and est.fit_status_ == "ok"
         assert math.ceil(m / 4) <= est.depth_ <= m // 2
 
 
