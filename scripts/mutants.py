@@ -32,6 +32,10 @@ class Mutant:
 
 
 SENSITIVITY = "tests/algorithms/test_release_sensitivity.py::test_every_release_moves_by_at_most_its_sensitivity"
+BATCH_SENSITIVITY = ("tests/algorithms/test_release_sensitivity.py::"
+                     "test_every_release_of_fit_batch_moves_by_at_most_its_sensitivity")
+FAILURES = ("tests/algorithms/test_failures_are_releases.py::"
+            "test_a_private_fit_returns_a_finite_model_on_any_finite_input")
 MUTANTS = [
     Mutant("gaussian_noise_times_mu", "privacy/mechanisms.py",
            "    return sensitivity / mu\n", "    return sensitivity * mu\n",
@@ -63,7 +67,7 @@ MUTANTS = [
            "log_w = depth_log_weights(log_v, t, eps_half / 2)", "log_w = depth_log_weights(log_v, t, eps_half)",
            ("tests/algorithms/test_tukey.py::test_ledger_when_ptr_passes",)),
     Mutant("selection_vote_x4", "algorithms/private_selection.py",
-           "exponential_mechanism(self.epsilon * self.votes_,", "exponential_mechanism(4 * self.epsilon * self.votes_,",
+           "exponential_mechanism(self.epsilon * counts,", "exponential_mechanism(4 * self.epsilon * counts,",
            (SENSITIVITY + "[private_selection]",)),
     Mutant("selection_candidates_on_all_rows", "algorithms/private_selection.py",  # fit and validation overlap
            "models.append(_fitted_or_fallback(est, X[fit], y[fit],",
@@ -77,6 +81,35 @@ MUTANTS = [
            "return public_binary_labels(y, self.classes) if self.private else binary_labels(y)",
            "return binary_labels(y)",
            ("tests/algorithms/test_registry.py::test_private_classifiers_take_their_label_set_from_classes[boosted_adassp_clf]",)),
+    # issue 35's six classes of bugs the suite once missed, written afresh, and its leaks
+    Mutant("batched_row_block_unclipped", "algorithms/boosting.py",  # a block's top row escapes a run's clip
+           "lo, hi = by_norm.norms[rows.start], by_norm.norms[rows.stop - 1]",
+           "lo, hi = by_norm.norms[rows.start], by_norm.norms[rows.stop - 2]",
+           (BATCH_SENSITIVITY + "[boosted_adassp]",)),
+    Mutant("interpret_binning_noise_halved", "algorithms/_interpret_patch.py",  # drawn at half the ledger's scale
+           "noisy = counts + native.generate_gaussian_random(",
+           "noisy = counts + 0.5 * native.generate_gaussian_random(",
+           ("tests/algorithms/test_noise_ledger.py::test_noise_drawn_equals_ledger[dp_ebm]",)),
+    Mutant("dp_ebm_bounds_utility_x2", "algorithms/dp_ebm.py",  # the exponential mechanism spends twice its charge
+           "below - level * len(X))) / 2,", "below - level * len(X))),",
+           (SENSITIVITY + "[dp_ebm_clf]",)),
+    Mutant("dpgd_step_by_true_n", "algorithms/gradient_descent.py",  # the noisy count is released but unused
+           "        return self.record_count_, gaussian_rounds(", "        return n, gaussian_rounds(",
+           ("tests/algorithms/test_released_counts.py::test_a_private_fit_reads_its_released_count_not_n[dpgd-fit]",)),
+    Mutant("robgd_distance_histogram_on_S3", "algorithms/robust_gd.py",  # S2's histograms read S3's rows
+           "X2, y2, groups2 = X[S2], y[S2], random_groups(S2.size, k, rng)",
+           "X2, y2, groups2 = X[S3], y[S3], random_groups(S3.size, k, rng)",
+           (SENSITIVITY + "[robgd]",)),
+    Mutant("gdp_part_charge_ignores_count", "privacy/composition.py",  # a part's k releases charged as one
+           "compose_mu([e.mu * math.sqrt(e.count) for e in entries])", "compose_mu([e.mu for e in entries])",
+           ("tests/privacy/test_composition.py::test_spent_by_composes_a_gaussian_part_in_gdp_by_hand",)),
+    Mutant("dp_xgboost_int_histograms", "algorithms/dp_xgboost.py",  # raises on all-zero-bin data
+           "    if weights is not None:  # bincount", "    if False:  # bincount",
+           (FAILURES + "[dp_xgboost-fit]",)),
+    Mutant("selection_exact_votes_attribute", "algorithms/private_selection.py",  # an undeclared exact count
+           "        keep_diagnostics(self, votes=counts)\n", "        self.votes_ = counts\n",
+           ("tests/algorithms/test_failures_are_releases.py::test_every_fitted_attribute_is_declared_private"
+            "[private_selection-fit]",)),
 ]
 
 

@@ -21,9 +21,10 @@ from interpret.privacy import DPExplainableBoostingClassifier, DPExplainableBoos
 from interpret.utils._native import Booster, Native
 
 from dpbench.privacy import mu_from_epsilon_delta
-from dpbench.privacy.mechanisms import noise_weakening
+from dpbench.privacy.mechanisms import noise_weakening, report_release
 
 SEED_WARNING = "Privacy violation: using a fixed random_state"  # interpret's, silenced (dp_ebm.py's docstring)
+BINNING_RELEASE = "DP-EBM binning: noisy histogram of one clipped feature"  # reported per feature
 
 # ---------------------------------------------------------------------------------------------------------
 # interpret internals the privacy argument reads, and their source fingerprints in interpret 0.7.8
@@ -101,12 +102,16 @@ def merge_noisy_histogram(noisy_weights: np.ndarray, edges: np.ndarray, max_bins
 
 def public_threshold_numeric_binning(X_col, sample_weight, noise_scale, max_bins, min_feature_val,
                                      max_feature_val, rng=None):
-    """interpret's private_numeric_binning (same signature, same noise draws) with a private merge threshold."""
+    """interpret's private_numeric_binning (same signature, same noise draws) with a private merge threshold.
+
+    The histogram is dpbench's release (L2 sensitivity 1), reported to `mechanisms.recorded_releases` so the
+    per-release and noise tests see it like any other."""
     if sample_weight is not None:
         raise RuntimeError("dpbench's DP-EBM binning takes no sample weights")
     native = Native.get_native_singleton()
     counts, edges = np.histogram(X_col, bins=max_bins * 2, range=(min_feature_val, max_feature_val))
     noisy = counts + native.generate_gaussian_random(rng=rng, stddev=noise_scale, count=counts.shape[0])
+    noisy = report_release("gaussian", BINNING_RELEASE, counts, 1.0, noise_weakening() / noise_scale, noisy)
     return merge_noisy_histogram(np.clip(noisy, 0, None), edges, max_bins)
 
 
@@ -254,6 +259,26 @@ def check_interpret_internals() -> None:
 
 
 @contextmanager
+def observed_noise():
+    """A list of every Gaussian draw, (stddev, values), that interpret makes in this thread's dpbench fits within
+    the block (binning and boosting draw all their noise with `Native.generate_gaussian_random`, in native code,
+    not from a numpy Generator): what the noise-ledger test compares with the ledger.  Values unchanged."""
+    draws, original, thread = [], Native.generate_gaussian_random, threading.get_ident()
+
+    def observed(native, rng, stddev, count):
+        noise = original(native, rng, stddev, count)
+        if getattr(_LOCAL, "fit", None) is not None and threading.get_ident() == thread:
+            draws.append((float(stddev), noise.copy()))
+        return noise
+
+    Native.generate_gaussian_random = observed
+    try:
+        yield draws
+    finally:
+        Native.generate_gaussian_random = original
+
+
+@contextmanager
 def private_interpret(score_range: tuple[float, float] | None):
     """dpbench's replacements active for interpret fits in this thread, for the duration of the block."""
     with _SWAP_LOCK:
@@ -278,5 +303,5 @@ def private_interpret(score_range: tuple[float, float] | None):
 
 
 __all__ = ["DPExplainableBoostingClassifier", "DPExplainableBoostingRegressor", "InterpretChangedError",
-           "check_interpret_internals", "gdp_noise_multi", "merge_noisy_histogram", "private_interpret",
-           "public_threshold_numeric_binning"]
+           "check_interpret_internals", "gdp_noise_multi", "merge_noisy_histogram", "observed_noise",
+           "private_interpret", "public_threshold_numeric_binning"]

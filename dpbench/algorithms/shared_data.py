@@ -112,7 +112,8 @@ class SharedData:
             Xs, inside, outside = np.take(X, order, axis=0), [], []
             edges = np.cumsum([0, *np.bincount(segment, minlength=len(grams) + 1)])
             for s, (a, b) in enumerate(itertools.pairwise(edges)):
-                inside.append(Xs[a:b].T @ Xs[a:b])
+                # rows above every bound are never used unclipped (their products overflow for norms near 1e154)
+                inside.append(Xs[a:b].T @ Xs[a:b] if s < len(grams) else np.zeros((X.shape[1],) * 2))
                 if s:  # segment 0 (norms <= the smallest bound) is inside every bound
                     Xs[a:b] /= norms[order[a:b], None]
                 outside.append(Xs[a:b].T @ Xs[a:b])

@@ -69,24 +69,30 @@ def mu_lower_bound(k0, n0, k1, n1, alpha=ALPHA):
 
 @dataclass(frozen=True)
 class Test:
-    """Reject ("positive") when stat(s) >= threshold (direction +1) or <= threshold (-1); failures -> fail_value."""
+    """Reject ("positive") when stat(s) >= threshold (direction +1) or <= threshold (-1); failures -> fail_value.
+
+    `column`: which statistic of a (fits x statistics) matrix (the canary's output, then attribute digests),
+    named `label`."""
 
     statistic: str  # 'output' or 'distance' (|output - center|)
     center: float
     fail_value: float
     direction: int
     threshold: float
+    column: int = 0
+    label: str = "f(canary)"
 
     def positives(self, s: np.ndarray) -> int:
         v = self._values(s)
         return int(np.sum(v >= self.threshold) if self.direction > 0 else np.sum(v <= self.threshold))
 
     def _values(self, s: np.ndarray) -> np.ndarray:
+        s = s if s.ndim == 1 else s[:, self.column]
         v = s if self.statistic == "output" else np.abs(s - self.center)
         return np.where(np.isnan(s), self.fail_value, v)
 
     def describe(self) -> str:
-        stat = "f(canary)" if self.statistic == "output" else f"|f(canary) - {self.center:.3g}|"
+        stat = self.label if self.statistic == "output" else f"|{self.label} - {self.center:.3g}|"
         return f"{stat} {'>=' if self.direction > 0 else '<='} {self.threshold:.4g}"
 
 
@@ -97,41 +103,50 @@ def _counts(a: np.ndarray, b: np.ndarray, thresholds: np.ndarray, direction: int
     return np.searchsorted(a, thresholds, "right"), np.searchsorted(b, thresholds, "right")
 
 
-def choose_test(s0: np.ndarray, s1: np.ndarray, score) -> Test:
-    """The test maximising score(k0, n0, k1, n1) on these (selection) outputs of D (s0) and D' (s1).
+def choose_test(s0: np.ndarray, s1: np.ndarray, score, names=None) -> Test:
+    """The test maximising score(k0, n0, k1, n1) on these (selection) outputs of D (s0) and D' (s1): vectors, or
+    (fits x statistics) matrices whose column the test also chooses (`names` label them).
 
     Ties (e.g. every bound 0 when the selection half has no power) are broken by the same score at
-    alpha = 1, i.e. with median-unbiased rate estimates instead of confidence bounds.
+    alpha = 1, i.e. with median-unbiased rate estimates instead of confidence bounds; between statistics, the
+    first (the canary's output) wins a tie.
     """
-    finite0 = s0[np.isfinite(s0)]
-    center = float(np.median(finite0)) if len(finite0) else 0.0
-    fails = np.isnan(s0).any() or np.isnan(s1).any()
+    s0, s1 = (np.asarray(s, float).reshape(len(s), -1) for s in (s0, s1))
     best, best_score = None, -np.inf
-    for statistic in ("output", "distance"):
-        for fail_value in ((np.inf, -np.inf) if fails else (np.inf,)):
-            probe = Test(statistic, center, fail_value, 1, 0.0)
-            a, b = probe._values(s0), probe._values(s1)
-            pooled = np.unique(np.concatenate([a, b]))
-            if len(pooled) > MAX_THRESHOLDS:
-                pooled = np.unique(np.quantile(pooled, np.linspace(0, 1, MAX_THRESHOLDS), method="nearest"))
-            for direction in (1, -1):
-                k0, k1 = _counts(a, b, pooled, direction)
-                sc = score(k0, len(a), k1, len(b), ALPHA) + 1e-3 * score(k0, len(a), k1, len(b), 1.0)
-                i = int(np.argmax(sc))
-                if sc[i] > best_score:
-                    best_score, best = sc[i], Test(statistic, center, fail_value, direction, float(pooled[i]))
+    for column in range(s0.shape[1]):
+        c0, c1 = s0[:, column], s1[:, column]
+        finite0 = c0[np.isfinite(c0)]
+        center = float(np.median(finite0)) if len(finite0) else 0.0
+        fails = np.isnan(c0).any() or np.isnan(c1).any()
+        label = names[column] if names is not None else "f(canary)"
+        for statistic in ("output", "distance"):
+            for fail_value in ((np.inf, -np.inf) if fails else (np.inf,)):
+                probe = Test(statistic, center, fail_value, 1, 0.0)
+                a, b = probe._values(c0), probe._values(c1)
+                pooled = np.unique(np.concatenate([a, b]))
+                if len(pooled) > MAX_THRESHOLDS:
+                    pooled = np.unique(np.quantile(pooled, np.linspace(0, 1, MAX_THRESHOLDS), method="nearest"))
+                for direction in (1, -1):
+                    k0, k1 = _counts(a, b, pooled, direction)
+                    sc = score(k0, len(a), k1, len(b), ALPHA) + 1e-3 * score(k0, len(a), k1, len(b), 1.0)
+                    i = int(np.argmax(sc))
+                    if sc[i] > best_score:
+                        best_score = sc[i]
+                        best = Test(statistic, center, fail_value, direction, float(pooled[i]), column, label)
     return best
 
 
-def audit_outputs(s0: np.ndarray, s1: np.ndarray, delta: float, gdp: bool, alpha: float = ALPHA) -> dict:
-    """Select on the first half of each side, bound on the second: eps_lb (and mu_lb when gdp)."""
+def audit_outputs(s0: np.ndarray, s1: np.ndarray, delta: float, gdp: bool, alpha: float = ALPHA,
+                  names=None) -> dict:
+    """Select on the first half of each side, bound on the second: eps_lb (and mu_lb when gdp).  s0, s1: the
+    fits' outputs, or (fits x statistics) matrices (the test is chosen among the columns on the first half)."""
     h0, h1 = len(s0) // 2, len(s1) // 2
     sel0, ev0, sel1, ev1 = s0[:h0], s0[h0:], s1[:h1], s1[h1:]
-    test = choose_test(sel0, sel1, lambda k0, n0, k1, n1, a: epsilon_lower_bound(k0, n0, k1, n1, delta, a))
+    test = choose_test(sel0, sel1, lambda k0, n0, k1, n1, a: epsilon_lower_bound(k0, n0, k1, n1, delta, a), names)
     k0, k1 = test.positives(ev0), test.positives(ev1)
     out = {"eps_lb": float(epsilon_lower_bound(k0, len(ev0), k1, len(ev1), delta, alpha)),
            "fpr": k0 / len(ev0), "tpr": k1 / len(ev1), "test": test.describe(), "mu_lb": np.nan}
     if gdp:
-        mtest = choose_test(sel0, sel1, mu_lower_bound)
+        mtest = choose_test(sel0, sel1, mu_lower_bound, names)
         out["mu_lb"] = float(mu_lower_bound(mtest.positives(ev0), len(ev0), mtest.positives(ev1), len(ev1), alpha))
     return out

@@ -40,6 +40,8 @@ class Design:
     params: dict = field(default_factory=dict)
     swap_row: int | None = None
     estimator: Callable | None = None
+    entry: str = "fit"  # or "fit_batch": the run fitted in a batch with a companion run (other bounds, rounds)
+    attributes: bool = True  # the audit also tests each fitted attribute (False: the canary's output only)
 
     def neighbour(self) -> tuple[np.ndarray, np.ndarray]:
         if self.swap_row is None:
@@ -164,16 +166,68 @@ def overflow(spec, rows: int | None = None) -> Design:
 
 
 def selection_split(spec, rows: int | None = None) -> Design | None:
-    """Private selections only: tiny D whose random fit / validation parts are often empty or one-class.
-    Regression: 1 record vs 2; classification: 30 class-0 + 1 class-1 vs + one more class-1."""
+    """Private selections only: tiny D whose random fit / validation parts (half and half) are often empty or
+    one-class.  Regression: 1 record vs 2 (an exact count of the validation part, such as the sum of exact
+    votes, is 2 on D' only, in a quarter of the fits); classification: 30 class-0 + 1 class-1 vs + one more
+    class-1."""
     if "validation_fraction" not in spec.estimator().get_params():
         return None
     if spec.task == "classification":
         X, _ = _ordinary(31, spec.task, seed=7)  # 32 rows: D the first 31, the added record the last
         y = np.zeros(31)
         y[0] = 1.0
-        return Design(X[:-1], y, X[-1], 1.0)
-    return Design(_e(0)[None], np.array([1.0]), _e(0), -1.0)
+        return Design(X[:-1], y, X[-1], 1.0, {"validation_fraction": 0.5})
+    return Design(_e(0)[None], np.array([1.0]), _e(0), -1.0, {"validation_fraction": 0.5})
+
+
+def zero_record(spec, rows: int | None = None) -> Design:
+    """D has no record, D' one at x = 0 (label 1, class 1): the record every feature map sends to zero and every
+    histogram to its features' zero bins (DP-XGBoost raised on it through bincount's int64 result)."""
+    return Design(np.zeros((0, N_FEATURES)), np.zeros(0), np.zeros(N_FEATURES), 1.0)
+
+
+def zero_bins(spec, rows: int | None = None) -> Design:
+    """D = 50 records at x = 0.01 (every entry in its feature's zero bin; labels alternate), D' adds one at e1: a
+    fit whose off-zero histograms are empty on D only (DP-XGBoost raised on D and fitted D' when the record was
+    kept)."""
+    X = np.full((50, N_FEATURES), 0.01)
+    return Design(X, np.arange(50) % 2.0, _e(0), 1.0)
+
+
+def _batched(spec) -> bool:
+    from dpbench.algorithms.base import DPEstimator
+
+    return getattr(spec.estimator, "fit_batch", None).__func__ is not DPEstimator.fit_batch.__func__
+
+
+def batch_empty(spec, rows: int | None = None) -> Design | None:
+    """`empty` through `fit_batch` (n = 0 vs 1), for algorithms with a batched path: its own code (BoostedAdaSSP's
+    raised on n = 0 while its fit did not)."""
+    return replace(empty(spec, rows), entry="fit_batch") if _batched(spec) else None
+
+
+def batch_clip_pull(spec, rows: int | None = None) -> Design | None:
+    """`clip_pull` through `fit_batch`, in a batch with a run of other bounds and rounds (what sweeps run)."""
+    return replace(clip_pull(spec, rows), entry="fit_batch") if _batched(spec) else None
+
+
+# a user's selection space: every candidate setting from the smallest to the largest positive float
+_EXTREME = {"type": "float", "low": 1e-300, "high": 1e300, "log": True}
+
+
+def selection_space(spec, rows: int | None = None) -> Design | None:
+    """Private selections only: a user-chosen `space` with extreme clip bounds (candidates whose statistics
+    underflow or overflow) on 5 records at e1 (label 1, class 1) plus one at e1 with label -1 (class 0): a
+    candidate that fails on some fit parts only (a label outside its label set raised before the selection's
+    parameters were checked) falls back on one side only."""
+    if "validation_fraction" not in spec.estimator().get_params():
+        return None
+    base = "boosted_adassp_clf" if spec.task == "classification" else "adassp"
+    space = {"x_bound": _EXTREME, "y_bound": _EXTREME}
+    y = np.ones(5)
+    return Design(np.tile(_e(0), (5, 1)), y, _e(0), 0.0 if spec.task == "classification" else -1.0,
+                  {"algorithm": base, "base_params": {"n_rounds": 3} if base.startswith("boosted") else {},
+                   "space": space, "n_candidates": 3, "validation_fraction": 0.5})
 
 
 def ptr_passes(spec, rows: int | None = None) -> Design | None:
@@ -206,7 +260,7 @@ def tukey_models(spec, rows: int | None = None) -> Design | None:
     D = models.copy()
     D[m // 2] = 2.0
     return Design(D, np.zeros(m), models[m // 2], 0.0, {"n_models": m}, swap_row=m // 2,
-                  estimator=TukeyEMModelStage)
+                  estimator=TukeyEMModelStage, attributes=False)
 
 
 def orthogonal(spec, rows: int | None = None) -> Design:
@@ -216,7 +270,8 @@ def orthogonal(spec, rows: int | None = None) -> Design:
     of D's records joins (DP-ROBGD, DP-AMBSSGD); D's identical records put every group statistic in one bin."""
     n = _rows(spec, rows)
     y = np.arange(n) % 2.0 if spec.task == "classification" else np.ones(n)
-    return Design(np.tile(_e(1), (n, 1)), y, _e(0), 1.0 if spec.task == "classification" else 100.0)
+    return Design(np.tile(_e(1), (n, 1)), y, _e(0), 1.0 if spec.task == "classification" else 100.0,
+                  attributes=False)
 
 
 def quantile_tie(spec, rows: int | None = None) -> Design:
@@ -232,7 +287,7 @@ def quantile_tie(spec, rows: int | None = None) -> Design:
     k = n // 16
     x = np.r_[np.full(k, -0.95), np.full(n - k, -0.89)][:, None]
     y = np.r_[np.ones(k), (0.0 if spec.task == "classification" else -1.0) * np.ones(n - k)]
-    return Design(x, y, np.array([-0.95]), 1.0)
+    return Design(x, y, np.array([-0.95]), 1.0, attributes=False)
 
 
 def power(spec, rows: int | None = None) -> Design:
@@ -240,11 +295,13 @@ def power(spec, rows: int | None = None) -> Design:
     copy with every noise scale x 0.1 is caught (`power_check`), so the audit could see a broken release."""
     setting = {"design": "clip_pull", "params": {}, **audit_settings(spec.name).power}
     base = DESIGNS[setting["design"]](spec, setting.get("rows", rows))
-    return replace(base, params={**base.params, **setting["params"]})
+    return replace(base, params={**base.params, **setting["params"]}, attributes=False)
 
 
 DESIGNS = {f.__name__: f for f in (clip_pull, label_outlier, tiny_n, branch_n, rare_category, rare_label, empty,
-                                   one_class, overflow, selection_split, ptr_passes, tukey_models, orthogonal,
+                                   one_class, overflow, zero_record, zero_bins, batch_empty, batch_clip_pull,
+                                   selection_split, selection_space, ptr_passes, tukey_models, orthogonal,
                                    quantile_tie, power)}
 CHEAP_DESIGNS = ("clip_pull", "tiny_n", "rare_category", "rare_label", "empty", "one_class", "overflow",
-                 "selection_split", "ptr_passes", "tukey_models", "power")
+                 "zero_record", "zero_bins", "batch_empty", "batch_clip_pull", "selection_split", "selection_space",
+                 "ptr_passes", "tukey_models", "power")

@@ -5,10 +5,12 @@ private algorithm and canary design (`dpbench.audit.designs`) `run_audit`
 
 1. fits N times on D and N times on D' (each fit with its own seed, from a `SeedSequence` keyed by
    algorithm, design, epsilon and side), in chunks through joblib;
-2. takes a scalar statistic of each fit: the model's output at the canary's x (`decision_function` for
-   classifiers, `predict` for regressors); a fit that raises is an outcome too (an exception is
-   observable), kept as NaN;
-3. chooses a test on half of the fits and lower-bounds epsilon (and mu) on the other half
+2. takes statistics of each fit: the model's output at the canary's x (`decision_function` for
+   classifiers, `predict` for regressors) -- a fit that raises or returns a non-finite output is an outcome
+   too (an exception is observable), kept as NaN -- and, on designs with `attributes`, a number for each
+   public fitted attribute (`attribute_digests`: an attribute that is not a release differs on D and D');
+   a design with entry "fit_batch" fits through `fit_batch`, beside a companion run;
+3. chooses a test (statistic, threshold) on half of the fits and lower-bounds epsilon (and mu) on the other half
    (`dpbench.audit.bounds`).
 
 A lower bound above the budget asked for is a 'violation' (a 5% false alarm rate per row at most).  A bound
@@ -41,25 +43,80 @@ def _seeds(seed: int, key: str, n: int) -> list[int]:
     return [int(s) for s in ss.generate_state(n, dtype=np.uint64)]
 
 
-def fit_chunk(template, X, y, canary, method: str, seeds) -> dict:
-    """Fit clone(template) with each seed; the output at the canary (NaN when the fit raised), failures, GDP-ness."""
-    out = np.full(len(seeds), np.nan)
+def _digest(value) -> float | None:
+    """One number for a fitted attribute (None: an object the audit does not read, e.g. an inner model): its
+    value, the sum of its finite entries plus 1e-3 per non-finite one, a ledger's length, a string's CRC."""
+    if hasattr(value, "entries"):  # a privacy ledger: how many releases it holds
+        return float(len(value.entries))
+    if isinstance(value, str):
+        return float(zlib.crc32(value.encode()))
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    finite = np.isfinite(a)
+    return float(a[finite].sum() + 1e-3 * (~finite).sum())
+
+
+def attribute_digests(est) -> dict[str, float]:
+    """Each public fitted attribute of `est` (names ending in '_'; a dict's entries one by one) as a number, and
+    the set of their names as one more: a leak through an attribute shows as a difference between D and D'."""
+    out, names = {}, sorted(a for a in vars(est) if a.endswith("_") and not a.startswith("_"))
+    for name in names:
+        value = vars(est)[name]
+        for key, v in (value.items() if isinstance(value, dict) else [("", value)]):
+            number = _digest(v)
+            if number is not None:
+                out[f"{name}{key}"] = number
+    out["attribute names"] = float(zlib.crc32(",".join(names).encode()))
+    return out
+
+
+def _companion(est):
+    """A second run for a batch: another seed, doubled clip bounds and rounds where the algorithm has them."""
+    params = est.get_params()
+    change = {k: params[k] * 2 for k in ("x_bound", "y_bound", "grad_bound", "n_rounds") if k in params}
+    return clone(est).set_params(**change, random_state=int(est.random_state) + 1)
+
+
+def fit_chunk(template, X, y, canary, method: str, seeds, entry: str = "fit", attributes: bool = False) -> dict:
+    """Fit clone(template) with each seed (entry "fit_batch": through fit_batch, beside a companion run); the
+    output at the canary (NaN when the fit raised or the output is not finite), the attributes' digests (when
+    `attributes`), failures, GDP-ness."""
+    out, digests = np.full(len(seeds), np.nan), []
     errors, gdp, t0 = Counter(), True, time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # e.g. TukeyEM warns on every fit with too few rows per model
         for i, seed in enumerate(seeds):
             est = clone(template).set_params(random_state=seed)
+            digests.append({})
             try:
-                est.fit(X, y)
-                out[i] = float(np.ravel(getattr(est, method)(canary[None]))[0])
+                with np.errstate(all="ignore"):
+                    if entry == "fit_batch":
+                        type(est).fit_batch([est, _companion(est)], X, y)
+                    else:
+                        est.fit(X, y)
+                    out[i] = float(np.ravel(getattr(est, method)(canary[None]))[0])
             except Exception as exc:  # noqa: BLE001 - a fit that raises is an outcome, counted and reported
                 errors[f"{type(exc).__name__}: {exc}"[:160]] += 1
                 continue
+            if attributes:
+                digests[-1] = attribute_digests(est)
             ledger = getattr(est, "privacy_ledger_", None)
             gdp &= bool(ledger is not None and len(ledger) and not ledger.dp_entries)
-            if np.isnan(out[i]):
-                errors["output is NaN"] += 1
-    return {"out": out, "errors": errors, "gdp": gdp, "seconds": time.perf_counter() - t0}
+            if not np.isfinite(out[i]):
+                errors["output is not finite"] += 1
+                out[i] = np.nan
+    return {"out": out, "digests": digests, "errors": errors, "gdp": gdp, "seconds": time.perf_counter() - t0}
+
+
+def statistics(outs: list[np.ndarray], digests: list[list[dict]]) -> tuple[list[str], list[np.ndarray]]:
+    """Per side, a (fits x statistics) matrix: the canary's output, then every attribute digest seen on either
+    side (NaN where a fit lacks it: a failure value for the test, as a raised fit)."""
+    keys = sorted({k for side in digests for d in side for k in d})
+    mats = [np.column_stack([out] + [np.array([d.get(k, np.nan) for d in side]) for k in keys])
+            for out, side in zip(outs, digests, strict=True)]
+    return ["f(canary)"] + keys, mats
 
 
 def _jobs(name, spec, design_name, design, epsilon, delta, runs, seed, chunk, params):
@@ -73,7 +130,8 @@ def _jobs(name, spec, design_name, design, epsilon, delta, runs, seed, chunk, pa
     for side, (X, y) in enumerate([(design.X, design.y), design.neighbour()]):
         seeds = _seeds(seed, f"{name}/{design_name}/{epsilon!r}/{side}", runs)
         for a in range(0, runs, chunk):
-            yield side, joblib.delayed(fit_chunk)(template, X, y, design.x_added, method, seeds[a: a + chunk])
+            yield side, joblib.delayed(fit_chunk)(template, X, y, design.x_added, method, seeds[a: a + chunk],
+                                                  design.entry, design.attributes)
 
 
 def check_request(algorithms_: list[str] | None, epsilons, designs, runs: int, delta: float) -> tuple[list, list]:
@@ -136,17 +194,20 @@ def run_audit(algorithms: list[str] | None = None, epsilons=(1.0,), designs=None
 
     groups: dict = {}
     for (name, dname, eps, side), res in zip(keys, results, strict=True):
-        g = groups.setdefault((name, dname, eps), {"out": ([], []), "errors": Counter(), "gdp": True, "s": 0.0})
+        g = groups.setdefault((name, dname, eps), {"out": ([], []), "digests": ([], []), "errors": Counter(),
+                                                   "gdp": True, "s": 0.0})
         g["out"][side].append(res["out"])
+        g["digests"][side].extend(res["digests"])
         g["errors"] += res["errors"]
         g["gdp"] &= res["gdp"]
         g["s"] += res["seconds"]
     rows = []
     for (name, dname, eps), g in groups.items():
-        s0, s1 = np.concatenate(g["out"][0]), np.concatenate(g["out"][1])
-        failures = int(np.isnan(s0).sum() + np.isnan(s1).sum())
-        gdp = g["gdp"] and failures < len(s0) + len(s1)
-        res = audit_outputs(s0, s1, delta, gdp)
+        outs = [np.concatenate(g["out"][0]), np.concatenate(g["out"][1])]
+        failures = int(np.isnan(outs[0]).sum() + np.isnan(outs[1]).sum())
+        gdp = g["gdp"] and failures < len(outs[0]) + len(outs[1])
+        names, (s0, s1) = statistics(outs, list(g["digests"]))
+        res = audit_outputs(s0, s1, delta, gdp, names=names)
         mu = mu_from_epsilon_delta(eps, delta) if gdp else np.nan
         violation = res["eps_lb"] > eps or (gdp and res["mu_lb"] > mu)
         verdict = "violation" if violation else ("no_fits" if failures == len(s0) + len(s1) else "ok")

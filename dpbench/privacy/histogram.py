@@ -26,7 +26,7 @@ import numpy as np
 
 from dpbench.privacy.accounting import check_epsilon_delta
 from dpbench.privacy.ledger import PrivacyLedger
-from dpbench.privacy.mechanisms import noise_weakening
+from dpbench.privacy.mechanisms import noise_weakening, report_release
 
 ZERO_BIN = np.iinfo(np.int64).min  # the bin {0} of paper 004 Alg. 2-3
 OVERFLOW_BIN = np.iinfo(np.int64).max  # a statistic that overflowed (inf, or NaN from inf - inf): one fixed bin
@@ -50,7 +50,8 @@ def stability_histogram(
 
     (eps, delta)-DP; charged once to `ledger` as mechanism 'stability_histogram'.
     Both arrays are empty when no bin survives (the "all bins empty" case of
-    paper 004 Alg. 2-3).
+    paper 004 Alg. 2-3).  Reported to `mechanisms.recorded_releases` as {bin id: exact count}, so the
+    per-release test checks its L1 change and the part its ledger name is tagged with.
     """
     check_epsilon_delta(epsilon, delta)
     ids, counts = np.unique(np.asarray(bins, dtype=np.int64), return_counts=True)
@@ -58,7 +59,8 @@ def stability_histogram(
     ledger.record_dp(name, "stability_histogram", epsilon, delta, sensitivity=SENSITIVITY, noise_scale=scale)
     noisy = counts + rng.laplace(0.0, scale * noise_weakening(), size=counts.size)
     keep = noisy >= stability_threshold(epsilon, delta)
-    return ids[keep], noisy[keep]
+    return report_release("histogram", name, dict(zip(ids.tolist(), counts.tolist(), strict=True)), SENSITIVITY,
+                          epsilon, (ids[keep], noisy[keep]))
 
 
 def geometric_bins(values, base: float) -> np.ndarray:

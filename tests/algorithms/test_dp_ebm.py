@@ -302,6 +302,21 @@ def test_replacements_are_restored_when_interpret_fails(monkeypatch, reg_data):
     assert interpret_boost.Booster is Booster and patch._swap["active"] == 0 and not patch._swap["originals"]
 
 
+def test_observed_noise_sees_every_draw_and_changes_nothing(reg_data):
+    """The noise-ledger test reads interpret's draws through `observed_noise`: d histogram draws, then n_rounds x d
+    boosting draws; the fit equals one outside it, draws outside a dpbench fit are not noted, and interpret's
+    generator is restored."""
+    X, y, _, _ = reg_data
+    native, original = Native.get_native_singleton(), Native.generate_gaussian_random
+    with patch.observed_noise() as draws:
+        observed = DPEBMRegressor(**FAST).fit(X, y)
+        native.generate_gaussian_random(native.create_rng(0), 1.0, 4)
+    assert Native.generate_gaussian_random is original
+    scales = [observed.model_.noise_scale_binning_] * 3 + [observed.model_.noise_scale_boosting_] * (5 * 3)
+    assert [s for s, _ in draws] == scales and [v.size for _, v in draws[:3]] == [62] * 3
+    np.testing.assert_array_equal(observed.predict(X), DPEBMRegressor(**FAST).fit(X, y).predict(X))
+
+
 def test_noise_scales_use_dpbench_mu_where_interpret_is_wrong(reg_data):
     """interpret's own (eps, delta) -> mu overflows: at eps = 900 its noise would be 13 times too small, and at
     tiny eps it finds no root.  The fit uses dpbench's mu: the noise scales match dpbench's accounting exactly

@@ -13,8 +13,8 @@ CLASSIFIER_DESIGNS = ("rare_label", "one_class")
 
 @pytest.mark.parametrize("name", DESIGNS)
 def test_designs_are_deterministic_and_add_or_swap_one_record(name):
-    spec = algorithms.get_spec({"selection_split": "private_selection", "ptr_passes": "tukey",
-                                "tukey_models": "tukey"}.get(
+    spec = algorithms.get_spec({"selection_split": "private_selection", "selection_space": "private_selection",
+                                "ptr_passes": "tukey", "tukey_models": "tukey"}.get(
         name, "boosted_adassp_clf" if name in CLASSIFIER_DESIGNS else "ssp"))
     a, b = DESIGNS[name](spec), DESIGNS[name](spec)
     if a is None:  # branch_n without a branch_n audit setting

@@ -97,6 +97,58 @@ def test_whole_data_entries_compose_with_every_part():
     assert got == pytest.approx((want[0] + 0.1, want[1]), rel=1e-14)
 
 
+# ------------------------------------------------------------ spent_by on known ledgers, values computed by hand
+# (40-digit mpmath, independently of dpbench): an under-reported part (a factor, min for max, a dropped count) fails.
+# 400 releases of (0.01, 1e-9) in one part at delta_target 1e-6 beside a whole-data (0.05, 1e-7): delta' =
+# 1 - (1 - 9e-7) / (1 - 1e-9)^400; Kairouz's terms 4, 0.01 (400 tanh(0.005) + sqrt(800 ln(e + 0.2 / delta'))),
+# 0.01 (400 tanh(0.005) + sqrt(800 ln(1 / delta'))) = 4, 1.0358433670418572638, 1.0973542660: the middle one.
+ADVANCED_400 = 1.0358433670418572638
+# epsilon of mu-GDP at delta: the root of Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) = delta (bisection)
+GDP_EPSILON = {(0.5, 1e-6): 2.254084650219740935, (0.5, 9e-7): 2.265381671507820191}
+COUNT_N = [("record count n", 0.1, 0.0, 1)]  # reads every record: added to every part
+PART_A = [(tag("A", "x"), 0.3, 1e-7, 1), (tag("A", "y"), 0.2, 0.0, 3)]  # (0.9, 1e-7)
+PART_B = [(tag("B", "z"), 0.5, 2e-7, 2)]  # (1.0, 4e-7): the largest epsilon
+PART_C = [(tag("C", "w"), 0.95, 5e-7, 1)]  # (0.95, 5e-7): the largest delta
+
+
+@pytest.mark.parametrize(("accountant_name", "entries", "spent"), [
+    (PARALLEL, PART_A, (0.9, 1e-7)),  # one part: its entries summed, counts included
+    (PARALLEL, COUNT_N + PART_A, (1.0, 1e-7)),
+    (PARALLEL, PART_A + PART_B + PART_C, (1.0, 5e-7)),  # the max over parts, of epsilon and of delta apart
+    (PARALLEL, COUNT_N + PART_C + PART_B + PART_A, (1.1, 5e-7)),
+    (BASIC, COUNT_N + PART_A + PART_B + PART_C, (2.95, 1e-6)),  # no parts: everything summed
+], ids=["one_part", "count_one_part", "three_parts", "count_three_parts", "basic"])
+def test_spent_by_basic_and_parallel_charges_by_hand(accountant_name, entries, spent):
+    assert spent_by(_ledger(accountant_name, entries), 1e-6) == pytest.approx(spent, rel=1e-12)
+
+
+@pytest.mark.parametrize("counts", [[1] * 400, [1] * 100 + [300], [400]], ids=["400x1", "100x1+300", "1x400"])
+@pytest.mark.parametrize(("single", "spent"), [
+    ((0.9, 2e-7), (0.05 + ADVANCED_400, 1e-6)),  # the 400 releases' part is the largest
+    ((1.5, 2e-7), (1.55, 1e-6)),  # a part's one release is charged as itself; delta: the 400 releases' 9e-7
+], ids=["many_largest", "single_largest"])
+def test_spent_by_advanced_composition_of_a_part_by_hand(counts, single, spent):
+    """ADVANCED_PARALLEL: within a part, k = every release (entries and their counts) composed by Kairouz's
+    Thm 3.4 with delta' leaving room for the whole-data entries' delta; the max over parts; whole-data added."""
+    whole = [("record count n", 0.05, 1e-7, 1)]
+    many = [(tag("S2", f"h{i}"), 0.01, 1e-9, c) for i, c in enumerate(counts)]
+    led = _ledger(ADVANCED_PARALLEL, whole + [(tag("S1", "norm"), *single, 1)] + many)
+    assert spent_by(led, 1e-6) == pytest.approx(spent, rel=1e-12)
+
+
+@pytest.mark.parametrize("accountant_name", [PARALLEL, ADVANCED_PARALLEL])
+def test_spent_by_composes_a_gaussian_part_in_gdp_by_hand(accountant_name):
+    """A part of Gaussian releases: mu = sqrt(sum count mu_i^2) (16 x 0.1 and 0.3: 0.5), charged the epsilon of
+    that mu at delta_target less the whole-data delta; the other parts and the whole-data entries as above."""
+    led = _ledger(accountant_name, [("record count n", 0.05, 1e-7, 1), (tag("S2", "h"), 0.01, 1e-9, 100)])
+    led.record_gaussian(tag("S3", "gradient t=0"), 1.0, 10.0, 0.1, count=16)
+    led.record_gaussian(tag("S3", "gradient t=16"), 1.0, 10 / 3, 0.3)
+    assert spent_by(led, 1e-6) == pytest.approx((0.05 + GDP_EPSILON[0.5, 9e-7], 1e-6), rel=1e-12)
+    alone = PrivacyLedger(accountant=accountant_name)
+    alone.record_gaussian(tag("G", "g"), 1.0, 2.0, 0.5)
+    assert spent_by(alone, 1e-6) == pytest.approx((GDP_EPSILON[0.5, 1e-6], 1e-6), rel=1e-12)
+
+
 @pytest.mark.parametrize("args", [(0.0, 1e-6, 10), (1.0, 0.0, 10), (1.0, 1e-6, 0), (1.0, 1e-6, 2.5), (np.inf, 1e-6, 3)])
 def test_bad_inputs(args):
     with pytest.raises(ValueError):

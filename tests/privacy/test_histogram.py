@@ -7,6 +7,7 @@ import pytest
 from scipy import stats
 
 from dpbench.privacy import PrivacyLedger
+from dpbench.privacy.composition import tag
 from dpbench.privacy.histogram import (
     OVERFLOW_BIN,
     ZERO_BIN,
@@ -19,6 +20,7 @@ from dpbench.privacy.histogram import (
     stability_histogram,
     stability_threshold,
 )
+from dpbench.privacy.mechanisms import recorded_releases
 
 
 def test_scale_and_threshold_hand_values():
@@ -81,6 +83,24 @@ def test_mode_left_edge_and_seeding():
     r1 = stability_histogram([0] * 50 + [1] * 60, 1.0, 1e-6, np.random.default_rng(9), PrivacyLedger(), "h")
     r2 = stability_histogram([0] * 50 + [1] * 60, 1.0, 1e-6, np.random.default_rng(9), PrivacyLedger(), "h")
     np.testing.assert_array_equal(r1[1], r2[1])
+
+
+def test_releases_are_reported_with_exact_counts_and_part():
+    """The per-release test sees each histogram as {bin: exact count} (L1 sensitivity 2) with the part its ledger
+    name is tagged with; replaying returns the earlier release and still draws the noise."""
+    with recorded_releases() as first:
+        out = stability_histogram([5, 7, 7, 9] + [9] * 99, 0.5, 1e-6, np.random.default_rng(0), PrivacyLedger(),
+                                  tag("S2", "h"))
+    (r,) = first
+    assert (r.name, r.mechanism, r.value, r.sensitivity, r.epsilon, r.part) == (
+        "S2/h", "histogram", {5: 1, 7: 2, 9: 100}, 2.0, 0.5, "S2")
+    assert r.output is out and out[0].tolist() == [9]
+    rng, twin = np.random.default_rng(1), np.random.default_rng(1)
+    with recorded_releases(replay=first) as second:
+        assert stability_histogram([9] * 50, 0.5, 1e-6, rng, PrivacyLedger(), "S2/h") is out
+    assert second[0].value == {9: 50}
+    twin.laplace(size=1)
+    assert rng.random() == twin.random()
 
 
 def test_geometric_bins():
