@@ -6,7 +6,10 @@ drawn from the paper001 sweep), and per figure that has claims but no results ye
 (sentence, location, the criterion dpbench tests) beside what dpbench measured (`dpbench.claims`), the figures
 (each a link to its full-size file), runs, seeds, tuning trials, wall time, failures by status and provenance.
 A claim is marked reproduced only when its check says the numbers support it.  Smoke results (`<name>_smoke/`, of
-sweeps and analyses alike) are listed last under "smoke, not judged": no claim is checked on them.
+sweeps and analyses alike) are listed last under "smoke, not judged": no claim is checked on them; nor on a sweep
+that does not hold every run of its shipped experiment's grid (quick tuning, a sub-grid, fewer seeds: "not at the
+paper's settings, not judged", with what differs).  Runs count with what they released (`dpbench.claims`); a
+verdict that excluding the fallbacks would change carries a sensitivity line.
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ class Section:
     failures: dict = field(default_factory=dict)
     figures: list = field(default_factory=list)  # paths relative to results_dir
     error: str | None = None
+    not_judged: str | None = None  # why its claims are not judged (results not at the paper's settings)
 
     @property
     def smoke(self) -> bool:
@@ -165,21 +169,76 @@ def sections(results_dir: Path) -> list[Section]:
                              key=_natural)
         if sec.error == "not run" and sec.figures:  # e.g. paper001_figures: the figures of the paper001 sweep
             sec.error = None
-        for c in [] if sec.smoke else claims.claims(name):
-            try:
-                verdict = c.check(lambda n: load_results(results_dir, n))
-            except FileNotFoundError as exc:
-                verdict = claims.Verdict(None, f"not run ({exc})")
-            except Exception as exc:  # noqa: BLE001 - a broken check is reported, not fatal
-                verdict = claims.Verdict(None, f"check failed: {type(exc).__name__}: {exc}")
-            sec.claims.append((c, verdict))
+        sec.not_judged = None if sec.smoke or sec.error else paper_settings(results_dir, name)
+        for c in [] if sec.smoke or sec.not_judged else claims.claims(name):
+            sec.claims.append((c, judge(c, results_dir)))
         out.append(sec)
     return out
+
+
+def _check(c, results_dir: Path) -> claims.Verdict:
+    try:
+        return c.check(lambda n: load_results(results_dir, n))
+    except FileNotFoundError as exc:
+        return claims.Verdict(None, f"not run ({exc})")
+    except Exception as exc:  # noqa: BLE001 - a broken check is reported, not fatal
+        return claims.Verdict(None, f"check failed: {type(exc).__name__}: {exc}")
+
+
+def judge(c, results_dir: Path) -> claims.Verdict:
+    """The claim's verdict, every released run counted; where excluding the fallbacks (the rule before: a cell
+    with a fallback on either side not compared) would change it, a sensitivity line says so."""
+    verdict = _check(c, results_dir)
+    with claims.fallbacks_excluded():
+        other = _check(c, results_dir)
+    if other.holds == verdict.holds:
+        return verdict
+    return claims.Verdict(verdict.holds, f"{verdict.measured} | sensitivity: with fallbacks excluded it would be "
+                                         f"{VERDICTS[other.holds]} ({other.measured})")
+
+
+def paper_settings(results_dir: Path, name: str) -> str | None:
+    """None when the sweep `name` holds every run of its shipped experiment's grid (the paper's settings); else
+    why its claims are not judged: how many of the paper's runs are there and what the latest grid changed
+    (quick tuning, a sub-grid, fewer seeds).  Analyses (no grid) are judged as they are."""
+    shipped = experiment_run_ids().get(name)
+    out = Path(results_dir) / name
+    if not shipped or not (out / results.PARTS).is_dir():
+        return None
+    done = shipped & set(results.load(out, expand_params=False)["run_id"])
+    if len(done) == len(shipped):
+        return None
+    return (f"not at the paper's settings, not judged: {len(done)} of the {len(shipped)} runs of the paper's grid "
+            f"(experiment {name}) are in the results{_grid_difference(out, name)}")
+
+
+def _grid_difference(out: Path, name: str) -> str:
+    """'; the latest grid differs in: key (paper -> run), ...' from the sweep's config.json and the experiment."""
+    from dpbench import config
+
+    grid = out / "config.json"
+    if not grid.exists() or name not in config.experiment_names():
+        return ""
+    ran = json.loads(grid.read_text())
+    paper = config.experiment(config.validate(config.compose([f"experiment={name}"])))
+    keys = ("tuning", "seeds", "epsilons", "deltas", "datasets", "algorithms", "dataset_grid", "split")
+    diffs = []
+    for key in keys:
+        a, b = paper.get(key), ran.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            diffs += [f"{key}.{k} ({a.get(k)!r} -> {b.get(k)!r})" for k in sorted(set(a) | set(b))
+                      if a.get(k) != b.get(k)]
+        elif a != b:
+            short = (lambda v: f"{len(v)} values" if isinstance(v, list) and len(v) > 4 else repr(v))  # noqa: E731
+            diffs.append(f"{key} ({short(a)} -> {short(b)})")
+    return "; the latest grid differs in: " + ", ".join(diffs) if diffs else ""
 
 
 def _verdict_counts(secs: list[Section]) -> str:
     if secs and all(s.smoke for s in secs):
         return "smoke, not judged"
+    if secs and all(s.smoke or s.not_judged for s in secs):
+        return "not at the paper's settings, not judged"
     counts = pd.Series([VERDICTS[v.holds] for s in secs for _, v in s.claims]).value_counts()
     return ", ".join(f"{n} {k}" for k, n in counts.items()) or "no claims checked"
 
@@ -191,8 +250,8 @@ def markdown(secs: list[Section]) -> str:
         if s.smoke and not any(t.smoke for t in secs[:secs.index(s)]):
             lines += ["# Smoke runs (smoke, not judged)", ""]
         lines += [f"## {s.name}" + (" (smoke, not judged)" if s.smoke else ""), ""]
-        if s.error:
-            lines += [f"*{s.error}*", ""]
+        if s.error or s.not_judged:
+            lines += [f"*{s.error or s.not_judged}*", ""]
         for c, v in s.claims:
             lines += [f"- **{VERDICTS[v.holds]}** (paper {c.paper}) {c.text}  ", f"  criterion: {c.criterion}  ",
                       f"  measured: {v.measured}"]
@@ -231,8 +290,8 @@ def to_html(secs: list[Section]) -> str:
         if s.smoke and not any(t.smoke for t in secs[:secs.index(s)]):
             body.append("<h1>Smoke runs (smoke, not judged)</h1>")
         body.append(f"<h2 id='{e(s.name)}'>{e(s.name)}{' (smoke, not judged)' if s.smoke else ''}</h2>")
-        if s.error:
-            body.append(f"<p><i>{e(s.error)}</i></p>")
+        if s.error or s.not_judged:
+            body.append(f"<p><i>{e(s.error or s.not_judged)}</i></p>")
         if s.claims:
             rows = "".join(f"<tr class='{VERDICTS[v.holds].replace(' ', '-')}'><td>{e(VERDICTS[v.holds])}</td>"
                            f"<td>paper {e(c.paper)}, {e(c.text)}</td><td>{e(c.criterion)}</td>"

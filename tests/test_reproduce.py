@@ -9,7 +9,7 @@ import pytest
 from dpbench import claims, results
 from dpbench.__main__ import main
 from dpbench.config import options
-from dpbench.reproduction import load_results, sections, to_html, write
+from dpbench.reproduction import load_results, markdown, sections, to_html, write
 
 SMOKE = [n for n in options("experiment") if n.startswith("smoke/")]
 
@@ -49,7 +49,7 @@ def test_paper000_claims_measure_the_smoke_results(results_dir):
             continue
         v = c.check(load)
         assert v.holds is None, (c.text, v)  # 2 datasets: fewer than a sign test needs
-        assert "2 datasets" in v.measured or "/2 (" in v.measured or "excluded" in v.measured, v.measured
+        assert any(s in v.measured for s in ("2 datasets", "/2 (", "excluded", "one privacy level")), v.measured
 
 
 @pytest.mark.usefixtures("mirror")
@@ -96,3 +96,35 @@ def test_a_smoke_analysis_is_never_judged(tmp_path, capsys):
     assert "## paper003_smoke (smoke, not judged)" in md
     assert "[paper003_smoke](#paper003_smoke): smoke, not judged" in md
     assert "criterion:" in md and "<th>criterion</th>" in (tmp_path / "report.html").read_text()
+
+
+def test_results_not_at_the_papers_settings_are_not_judged(tmp_path):
+    """`make reproduce-fig1 SWEEP_ARGS=tuning=quick` writes fig1 runs of another grid (8 trials, not the paper's 50):
+    the report gives fig1 no verdict and says why and what differs; with the paper grid's runs all there, fig1 is
+    judged again."""
+    from dpbench import config
+    from dpbench.reproduction import experiment_run_ids
+    from dpbench.runner.grid import expand
+
+    quick = config.experiment(config.validate(config.compose(["experiment=fig1", "tuning=quick"])))
+    out = tmp_path / "fig1"
+    out.mkdir()
+    (out / "config.json").write_text(json.dumps(quick, default=str))
+    runs = [r for r in expand(quick) if r.run_id not in experiment_run_ids()["fig1"]]  # the tuned runs
+    assert runs and all(r.tuning_mode == "tuned" for r in runs)
+    results.write_part([{"run_id": r.run_id, "experiment": "fig1", "algorithm": r.algorithm, "status": "ok",
+                         "dataset": "openml_361072", "epsilon": r.epsilon, "seed": r.seed, "test_mse": 1.0,
+                         "params": json.dumps(r.params), "tuning_mode": r.tuning_mode, "config_hash": "q"}
+                        for r in runs[:40]], out, "quick")
+    sec = {s.name: s for s in sections(tmp_path)}["fig1"]
+    assert sec.claims == [] and sec.not_judged.startswith("not at the paper's settings, not judged: 0 of the 1188")
+    assert "tuning.n_trials (50 -> 8)" in sec.not_judged and "tuning.seeds" in sec.not_judged
+    assert "[fig1](#fig1): not at the paper's settings, not judged" in markdown(list(sections(tmp_path)))
+    paper = config.experiment(config.validate(config.compose(["experiment=fig1"])))
+    (out / "config.json").write_text(json.dumps(paper, default=str))
+    results.write_part([{"run_id": r.run_id, "experiment": "fig1", "algorithm": r.algorithm, "status": "ok",
+                         "dataset": "openml_361072", "epsilon": r.epsilon, "seed": r.seed, "test_mse": 1.0,
+                         "params": json.dumps(r.params), "tuning_mode": r.tuning_mode, "config_hash": "q"}
+                        for r in expand(paper)], out, "paper")
+    sec = {s.name: s for s in sections(tmp_path)}["fig1"]
+    assert sec.not_judged is None and sec.claims

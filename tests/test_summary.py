@@ -49,6 +49,8 @@ def test_render_adds_what_the_figure_kind_summarises():
     scatter = {"kind": "scatter", "x": "adassp", "y": "tukey", "metric": "test_mse"}
     text = render(FRAME[FRAME["task"] == "regression"], scatter)
     assert "datasets where tukey has lower test_mse than adassp" in text
-    # d1 is not compared: tukey failed in 2 of its 3 runs there (ptr_failed, error), a loss against a failed partner
-    assert "1 of 1 cells excluded" in text and text.splitlines()[-1].split() == ["1.0", "0", "0", "0", "1"]
+    # d1 is compared over the runs that released a model: tukey's ptr_failed zero model (4.0) counts, its error
+    # does not; mean 3.0 against adassp's 2.0
+    assert "fallbacks: AdaSSP 0 of 2 runs, TukeyEM 1 of 2" in text
+    assert text.splitlines()[-1].split() == ["1.0", "0", "1", "1", "0"]
     assert "datasets where" not in render(FRAME, {"kind": "privacy_curve"})

@@ -160,7 +160,7 @@ def _sign(load, metric: str, ours: str, partner: str, what: str) -> Verdict:
 
 
 SIGN = ("one-sided sign test over (dataset, epsilon, rounds) cells (mean over seeds; BoostedAdaSSP with the squared "
-        "loss; cells where either failed in any run excluded), p < 0.05 with at least 5 cells; not reproduced when "
+        "loss; every released run counted), p < 0.05 with at least 5 cells; not reproduced when "
         "it holds in at most half of them")
 
 

@@ -5,9 +5,9 @@ A setting is a pair of tuning modes [x mode, y mode] (paper 000's (a) both tuned
 (c) both fixed): `settings: [[tuned, tuned], [tuned, fixed], [fixed, fixed]]` draws one row of panels per
 setting.  Without `settings` every run of x and y counts, whatever its mode.  Below the diagonal y is
 better.  All panels share their axes, so points can be followed from one epsilon to the next; the datasets
-with the largest gaps are named; a point where either algorithm had a failed outcome in some seed is a
-cross, and the counts in the panels and the summary leave it out, as the claims do (`claims.paired_cells`: a
-win over a failed partner is not a win), saying how many.  `size_by: n_over_d` makes a marker's area
+with the largest gaps are named; a point where either algorithm returned its fallback in some seed (TukeyEM's
+zero model after a failed PTR check) is a cross, and counts in the panels and the summary with its real error,
+as the claims do (`claims.paired_cells`: a run counts with what it released).  `size_by: n_over_d` makes a marker's area
 proportional to the dataset's n/d (Fig. 12).
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpbench.claims import FAILED_SHARE, Cells, paired_cells
+from dpbench.claims import Cells, paired_cells
 from dpbench.plots import common, figure
 
 N_NAMED = 3  # datasets named per panel: the largest gaps
@@ -69,15 +69,15 @@ def setting_pairs(df: pd.DataFrame, x: str, y: str, metric: str = "test_mse", se
 
 
 def comparable_cells(df: pd.DataFrame, x: str, y: str, metric: str = "test_mse", setting=None) -> Cells:
-    """The (epsilon, dataset) cells the win counts are over, by the claims' rule (`claims.paired_cells`): a cell
-    where x or y failed (zero model, PTR failure, empty histogram, error) in more than FAILED_SHARE of its runs
-    is excluded and counted, since a win over a failed partner is not a win.  Columns: ours (y), partner (x)."""
+    """The (epsilon, dataset) cells the win counts are over, by the claims' rule (`claims.paired_cells`): every run
+    that released a model counts, a fallback with its real error; a run that released nothing (an error) does
+    not.  Columns: ours (y), partner (x)."""
     return paired_cells(setting_rows(df, x, y, setting), ["epsilon", "dataset"], "algorithm", y, x, metric)
 
 
 def win_counts(cells: Cells) -> pd.DataFrame:
     """Per epsilon: compared datasets where y's error is below x's (below the diagonal), above, how many were
-    compared, and how many were excluded (a side failed)."""
+    compared, and how many were excluded (only within `claims.fallbacks_excluded`)."""
     t = cells.table
     g = t.assign(y_better=t["ours"] < t["partner"], x_better=t["ours"] > t["partner"]).groupby(level="epsilon")
     counts = g[["y_better", "x_better"]].sum().assign(datasets=g.size())
@@ -130,13 +130,13 @@ def _count(ax, text: str, boxes: list[tuple], below: bool) -> None:
 
 def win_summary(df: pd.DataFrame, x: str, y: str, metric: str = "test_mse", settings=None, size_by=None) -> str:
     """The report's lines for a scatter: per setting and epsilon, on how many datasets each has the lower error,
-    over the datasets where neither failed (`comparable_cells`), and how many were excluded."""
+    every released run counted (`comparable_cells`), and how many outputs were fallbacks."""
     lines, names = [], (common.algorithm_label(y), common.algorithm_label(x))
     for s in _settings(settings):
         cells = comparable_cells(df, x, y, metric, s)
         counts = win_counts(cells).to_string() if cells.total else "no dataset with results of both"
         lines.append(f"{setting_label(s, x, y)}: datasets where {y} has lower {metric} than {x} (y_better), "
-                     f"per epsilon, where neither failed{cells.note(*names)}:\n{counts}")
+                     f"per epsilon{cells.note(*names)}:\n{counts}")
     return "\n\n".join(lines)
 
 
@@ -213,8 +213,8 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str = "", metric: str = "te
     note = f"; {absent} datasets without results of both" if absent else ""
     size = "; marker area proportional to n/d" if size_by else ""
     excluded, total = sum(c.excluded for c in compared.values()), sum(c.total for c in compared.values())
-    counts = (f"\ncounts: datasets where neither failed; {excluded} of {total} points excluded (a side failed in "
-              f"more than {FAILED_SHARE:g} of its runs)") if excluded else ""
+    counts = (f"\ncounts: {excluded} of {total} points excluded (a side returned its fallback)" if excluded else
+              "\ncounts include the crosses (a fallback counts with its error)" if n_failed else "")
     fig.suptitle(f"{title}\nmean over {n_seeds} seeds; below the diagonal: {yl} better; named: the largest gaps"
                  f"{size}{note}{counts}".strip(), fontsize=10)
     fig.tight_layout()
