@@ -37,9 +37,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from dpbench.results import NO_MODEL_STATUSES
+
 ALPHA = 0.05  # level of every one-sided test
 MIN_CELLS = 5  # a sign test over fewer cells cannot reach p < ALPHA (0.5 ** 5 = 0.031)
-NO_RELEASE = ("error", "missing_data", "data_error")  # statuses of runs that released nothing (harness failures)
+NO_RELEASE = NO_MODEL_STATUSES  # statuses of runs that released nothing (harness failures)
 _EXCLUDING = [False]  # True inside `fallbacks_excluded`
 
 
@@ -137,9 +139,15 @@ def released(df: pd.DataFrame) -> pd.Series:
 
 
 def failed(df: pd.DataFrame) -> pd.Series:
-    """Runs whose output is the algorithm's fallback (or partly: a fallback in some rounds): a status other than
-    'ok' among the runs that released a model."""
-    return released(df) & (df["status"].fillna("ok") != "ok") if "status" in df else pd.Series(False, df.index)
+    """Runs whose output is the algorithm's fallback, among the runs that released a model: the all-zero model
+    where the row says so (`zero_model`, read from the coefficients), else (rows without it: results before the
+    column, models without coefficients) a status other than 'ok', which may also mean a fallback in some rounds
+    only (DP-ROBGD's and DP-AMBSSGD's '..._in_some_rounds': a trained model released)."""
+    if "status" not in df:
+        return pd.Series(False, df.index)
+    by_status = df["status"].fillna("ok") != "ok"
+    zero = df["zero_model"] if "zero_model" in df else pd.Series(None, df.index, dtype=object)
+    return released(df) & zero.map(lambda z: None if pd.isna(z) else bool(z)).fillna(by_status).astype(bool)
 
 
 def paired_cells(df: pd.DataFrame, keys: list[str], side: str, ours: str, partner: str, metric: str) -> Cells:

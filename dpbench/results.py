@@ -34,9 +34,11 @@ IDENTITY = ["run_id", "experiment", "algorithm", "params", "private", "dataset",
             "epsilon", "delta", "tuning_mode", "seed", "split", "data_seed", "random_state"]
 # tuned mode: the chosen hyperparameters (JSON), their mean validation score and the trials chosen among
 TUNING = ["tuned_params", "validation_score", "tuning_trials"]
-OUTCOME = ["fit_seconds", "batch_runs", "status", "attempt", "error", "spent_epsilon", "spent_delta", "ledger_entries",
-           "dpbench_version", "git_commit", "git_dirty", "git_diff_hash", "config_hash", "numpy_version",
-           "scipy_version", "sklearn_version", "python_version"]
+# zero_model: the released model is the all-zero one (an algorithm's fallback), from its coefficients (None: a model
+# without them, or a run that released nothing)
+OUTCOME = ["fit_seconds", "batch_runs", "status", "zero_model", "attempt", "error", "spent_epsilon", "spent_delta",
+           "ledger_entries", "dpbench_version", "git_commit", "git_dirty", "git_diff_hash", "config_hash",
+           "numpy_version", "scipy_version", "sklearn_version", "python_version"]
 
 
 def result_columns() -> list[str]:

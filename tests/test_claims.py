@@ -379,6 +379,16 @@ def test_paired_cells_counts_fallbacks_and_drops_runs_that_released_nothing():
     assert Cells(pd.DataFrame()).note() == ""
 
 
+def test_a_fallback_is_read_from_zero_model_where_rows_have_it():
+    """A run with a fallback in some rounds but a trained model released (zero_model False) is not a fallback;
+    rows without the column (older results) fall back to the status."""
+    df = pd.DataFrame({"cell": [1] * 4, "side": ["a", "a", "b", "b"], "v": [1.0, 1.0, 2.0, 3.0],
+                       "status": ["ok", "ok", "threshold_histogram_empty_in_some_rounds", "threshold_histogram_empty"],
+                       "zero_model": [False, False, False, True]})
+    assert paired_cells(df, ["cell"], "side", "a", "b", "v").failed == (0, 1)
+    assert paired_cells(df.drop(columns="zero_model"), ["cell"], "side", "a", "b", "v").failed == (0, 2)
+
+
 def test_spearman_interval_covers_and_is_reproducible():
     rng = np.random.default_rng(0)
     x = rng.normal(size=30)

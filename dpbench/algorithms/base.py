@@ -328,6 +328,16 @@ class DPLinearRegressor(LinearFeatureMap, RegressorMixin, DPEstimator):
         return self._features(X) @ self.theta_
 
 
+def released_zero_model(est) -> bool | None:
+    """Whether a fitted estimator released the all-zero linear model (the fallback of TukeyEM, DP-ROBGD,
+    DP-AMBSSGD, a selection's failed candidate), read from its coefficients; None for a model without them."""
+    model = getattr(est, "model_", est)
+    if type(model).__name__ == "ZeroModel":
+        return True
+    theta = getattr(model, "theta_", None)
+    return None if theta is None else not bool(np.any(theta))
+
+
 def binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
     """(classes_, y01): the two sorted classes found in y and y coded 0/1 (1 = classes_[1]).
 

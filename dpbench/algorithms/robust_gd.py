@@ -149,9 +149,13 @@ class DPRobGDRegressor(DPLinearRegressor):
     released (a fit that stops early spends less than the budget):
     'norm_histogram_empty' / 'norm_estimate_zero' -- Alg. 3 gave no bin or
     the bin {0}: the fit returns w_0 = 0 and releases nothing more;
-    'distance_histogram_empty' -- Alg. 2 gave no bin in `failed_rounds_` of
-    the rounds: the last released gamma is reused (post-processing), or,
-    before any release, the step is skipped (no gradient released).
+    'distance_histogram_empty' -- Alg. 2 gave no bin in some rounds and the
+    released model is w_0 = 0 (no step taken, or the best iterate is w_0):
+    no trained model released;
+    'distance_histogram_empty_in_some_rounds' -- Alg. 2 gave no bin in
+    `failed_rounds_` of the rounds: the last released gamma is reused
+    (post-processing), or, before any release, the step is skipped (no
+    gradient released); a trained model is released.
     """
 
     composes_in_gdp = False  # advanced composition over steps, parallel over parts
@@ -289,7 +293,9 @@ class DPRobGDRegressor(DPLinearRegressor):
                 self.best_iteration_ = int(np.flatnonzero(gammas == np.nanmin(gammas))[-1])
             w = iterates[self.best_iteration_]
         if failed:
-            self.fit_status_, self.failed_rounds_ = "distance_histogram_empty", failed
+            # the released model is the start point 0 (no step, or the best iterate is w_0) or a trained one
+            self.fit_status_ = "distance_histogram_empty" + ("_in_some_rounds" if np.any(w) else "")
+            self.failed_rounds_ = failed
         return w
 
 
@@ -353,10 +359,13 @@ class DPAMBSSGDRegressor(DPLinearRegressor):
     than 20%, at little cost to the step.  corruption_fraction 0.1, failure_prob 0.1, c1 4
     as for DP-ROBGD.  count_share 0.05.
 
-    Fallback (`fit_status_` = 'threshold_histogram_empty', else 'ok'): when
-    the histogram is empty in a round (`failed_rounds_` counts them) the last
-    released threshold is reused (post-processing); before any release the
-    round is skipped (no gradient released, its batch unused).
+    Fallback: when the histogram is empty in a round (`failed_rounds_` counts
+    them) the last released threshold is reused (post-processing); before any
+    release the round is skipped (no gradient released, its batch unused).
+    `fit_status_` = 'threshold_histogram_empty' when no round released a
+    threshold (the model is the start point 0: no trained model released),
+    'threshold_histogram_empty_in_some_rounds' when some did (a trained model
+    released), else 'ok'.
     """
 
     composes_in_gdp = False  # parallel composition over disjoint batches
@@ -428,5 +437,7 @@ class DPAMBSSGDRegressor(DPLinearRegressor):
                                           tag(f"B{t}.grad", "gradient"))
             w = w - step_size(self.learning_rate, self.lr_schedule, t + 1) * noisy / m
         if failed:
-            self.fit_status_, self.failed_rounds_ = "threshold_histogram_empty", failed
+            # no released threshold: the start point 0; else a trained model
+            self.fit_status_ = "threshold_histogram_empty" + ("_in_some_rounds" if np.any(w) else "")
+            self.failed_rounds_ = failed
         return w

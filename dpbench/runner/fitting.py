@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from dpbench import algorithms, tuning
+from dpbench.algorithms.base import released_zero_model
 from dpbench.runner.grid import RunSpec, canonical_json
 from dpbench.runner.scoring import evaluate, evaluate_many
 
@@ -33,7 +34,8 @@ def make_estimator(run: RunSpec, data):
 
 def _row(run: RunSpec, data, est, seconds: float, batch_runs: int, metrics: dict) -> dict:
     row = {"task": data.task, "n_train": data.n_train, "n_test": data.n_test, "d": data.d, "fit_seconds": seconds,
-           "batch_runs": batch_runs, **metrics, "status": getattr(est, "fit_status_", "ok")}
+           "batch_runs": batch_runs, **metrics, "status": getattr(est, "fit_status_", "ok"),
+           "zero_model": released_zero_model(est)}
     row["ledger_entries"] = len(est.privacy_ledger_)
     if hasattr(est, "chosen_params_"):  # a private selection's choice, released with (part of) the model
         row["tuned_params"] = canonical_json(est.chosen_params_)

@@ -282,6 +282,20 @@ def test_ambssgd_gradient_noise_spread_matches_ledger():
     np.testing.assert_allclose(np.mean([f.coef_ @ x / (x @ x) for f in fits]), 1.5, rtol=0.02)
 
 
+def test_a_fallback_in_some_rounds_is_a_trained_model_and_says_so():
+    """Statuses say what was released: empty histograms in some rounds but a trained model is
+    '..._in_some_rounds' (zero_model False in the results row); every round failing is the bare status, the zero
+    model (zero_model True)."""
+    from dpbench.algorithms.base import released_zero_model
+
+    X, y, _ = paper_data(20_000)
+    est = DPAMBSSGDRegressor(epsilon=1.0, n_rounds=8, random_state=2).fit(X, y)
+    assert est.fit_status_ == "threshold_histogram_empty_in_some_rounds" and 0 < est.failed_rounds_ < 8
+    assert released_zero_model(est) is False
+    est = DPAMBSSGDRegressor(epsilon=1.0, n_rounds=50, random_state=0).fit(*paper_data(5000)[:2])
+    assert est.fit_status_ == "threshold_histogram_empty" and released_zero_model(est) is True
+
+
 def test_ambssgd_fallback_when_batches_are_too_small():
     """Rounds before the first released threshold are skipped (no gradient released), later failed rounds
     reuse the last threshold; if every round fails the model is the data-independent start point, 0."""
