@@ -75,7 +75,7 @@ def settings(n: int, S: np.ndarray, sigma: float, epsilon: float, corruption: bo
            ("DP-AMBSSGD", "ambssgd", {**priv, "learning_rate": 1 / (2 * lam_max),
                                       "n_rounds": math.ceil(3 * kappa_s * math.log(n))}, True),
            ("DP-SSP", "ssp", {**priv, "x_bound": 1.0, "y_bound": 1.0 + sigma}, True),
-           ("OLS (non-private)", "ols", {}, False)]
+           ("OLS (non-private)", "ols", {"fit_intercept": False}, False)]  # the model has no intercept
     if corruption:
         out.insert(4, ("DP-SSP (y_bound = max|y|, non-private)", "ssp", {**priv, "x_bound": 1.0, "y_bound": None},
                        False))
