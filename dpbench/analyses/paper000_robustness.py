@@ -7,8 +7,10 @@ counted with its error, and the measured text says how many there were.  The cap
 corrupted samples; dpbench's grid adds p = 0.2 (`EXTENSION_P`): its cells are drawn and reported in the
 measured text, labelled as dpbench's extension, and do not decide a verdict.  Readings of the paper's words
 (on the judged cells, p <= 0.1):
-- "outperforms AdaSSP regardless of ..." : BoostedAdaSSP's mean is lower in every judged cell (at least 5;
-  on results with no effect each cell is a coin flip, so the false-positive rate is at most 2^-5);
+- "consistently outperforms AdaSSP regardless of ..." (Fig. 6): BoostedAdaSSP's mean is lower in every judged cell
+  (at least 5; on results with no effect each cell is a coin flip, so the false-positive rate is at most 2^-5);
+- "outperforms", "improves", "more robust" (Figs 8, 10, 11: no "consistently"): lower on significantly more than
+  half of the judged cells (one-sided sign test, p < 0.05);
 - "small / little corruption" : the smallest p of the grid (1%); "few corrupted samples": p <= the second
   smallest p (5%); "many / large n" : n >= the median n of the grid; "few / small n" : n <= the median;
 - "epsilon larger" : TukeyEM wins at least once at the largest epsilon, and not more often at the smallest.
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dpbench.claims import MIN_CELLS, Cells, Verdict, claim, paired_cells
+from dpbench.claims import MIN_CELLS, Cells, Verdict, claim, majority, paired_cells
 from dpbench.plots.robustness import settings, variants
 
 OURS = "boosted_adassp"
@@ -82,6 +84,21 @@ def _combine(verdicts: list[tuple[bool | None, str]]) -> Verdict:
     return Verdict(held.pop() if len(held) == 1 else None, "; ".join(m for _, m in verdicts))
 
 
+def beats_on_majority(load, figure: str, partner: str) -> Verdict:
+    """BoostedAdaSSP's mean test MSE below the partner's on significantly more than half of the judged cells (a
+    one-sided sign test, `claims.majority`), for each partner setting: the reading of a sentence that says
+    "outperforms" or "more robust", not "consistently"."""
+    verdicts = []
+    for label, c in _comparisons(load(figure), partner).items():
+        t, ext = _judged(c)
+        holds, text = majority(t["ours_better"], t["ours"] > t["partner"])
+        ratio = t["ours"] / t["partner"]
+        verdicts.append((holds, f"vs {label}: BoostedAdaSSP lower in {text} judged cells (p <= {PAPER_MAX_P:g}), "
+                                f"MSE ratio median {ratio.median():.3g}; lost: {_cells(t[~t['ours_better']])}"
+                                f"{c.note()}{_extension(ext, 'ours')}"))
+    return _combine(verdicts)
+
+
 def tukey_wins_only_where(load, figure: str, where, describe: str, eps_larger: bool = False) -> Verdict:
     """TukeyEM wins somewhere, and every win is in the region `where(cells, grid)` (a boolean per cell)."""
     verdicts = []
@@ -118,6 +135,10 @@ def _few_samples_few_corrupted(wins: pd.DataFrame, c: pd.DataFrame) -> pd.Series
 EVERY_CELL = (f"BoostedAdaSSP's mean test MSE below the partner's in every judged cell (eps, p <= {PAPER_MAX_P:g}, "
               f"n), at least {MIN_CELLS} of them, for every partner setting; fallbacks counted with "
               "their error; on results with no effect each cell is a coin flip (false-positive rate <= 2^-5)")
+MAJORITY = (f"one-sided sign test over the judged cells (eps, p <= {PAPER_MAX_P:g}, n) that BoostedAdaSSP's mean test "
+            f"MSE is below the partner's, p < 0.05 (at least {MIN_CELLS} cells), for every partner setting; not "
+            "reproduced when it is below in at most half of them; fallbacks counted with their error (the sentence "
+            "does not say 'consistently': no every-cell rule)")
 ONLY_WHERE = ("TukeyEM's mean test MSE below BoostedAdaSSP's in at least one judged cell (p <= 0.1), and only in the "
               "region {region}, for every TukeyEM setting; fallbacks counted with their error; "
               "needs 5 cells (on results with no effect the wins fall at random: false-positive rate far below "
@@ -141,9 +162,9 @@ def _label_vs_tukey(load) -> Verdict:
 
 @claim("robust_feature", "000", "Sec. V-B, Fig. 8 (caption)",
        "The iterative approach of our algorithm improves the performance of AdaSSP even in the case where features "
-       "of a small portion of data samples are corrupted.", EVERY_CELL)
+       "of a small portion of data samples are corrupted.", MAJORITY)
 def _feature_vs_adassp(load) -> Verdict:
-    return beats_everywhere(load, "robust_feature", "adassp")
+    return beats_on_majority(load, "robust_feature", "adassp")
 
 
 @claim("robust_feature", "000", "Sec. V-B, Fig. 9",
@@ -158,13 +179,13 @@ def _feature_vs_tukey(load) -> Verdict:
 
 @claim("robust_model", "000", "Sec. V-C, Fig. 10",
        "In this slightly more complicated scenario, boosting helps our algorithm overcome the impact of outliers, "
-       "and outperforms AdaSSP.", EVERY_CELL)
+       "and outperforms AdaSSP.", MAJORITY)
 def _model_vs_adassp(load) -> Verdict:
-    return beats_everywhere(load, "robust_model", "adassp")
+    return beats_on_majority(load, "robust_model", "adassp")
 
 
 @claim("robust_model", "000", "Sec. V-C, Fig. 11 (caption)",
        "When a small fraction of data samples are generated from a different linear model, our algorithm "
-       "BoostedAdaSSP is more robust to these type of outliers than Tukey.", EVERY_CELL)
+       "BoostedAdaSSP is more robust to these type of outliers than Tukey.", MAJORITY)
 def _model_vs_tukey(load) -> Verdict:
-    return beats_everywhere(load, "robust_model", "tukey")
+    return beats_on_majority(load, "robust_model", "tukey")

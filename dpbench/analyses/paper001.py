@@ -16,10 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from dpbench import algorithms
 from dpbench.analyses import analysis
-from dpbench.claims import Verdict, claim, majority, paired_cells, within
+from dpbench.claims import ALPHA, MIN_CELLS, Verdict, claim, majority, paired_cells
 
 PAPER_SECONDS = {"dp_ebm_clf": 60.9, "boosted_adassp_clf": 4.5}
 LOSSES = ("squared", "logistic", "hinge")
@@ -166,9 +167,28 @@ SIGN = ("one-sided sign test over (dataset, epsilon, rounds) cells (mean over se
 
 @claim("paper001", "001", "Sec. 3.2",
        "Overall, BoostedAdaSSP provides higher F1 scores at most values of total boosting rounds",
-       "BoostedAdaSSP's test F1 above DP-EBM's (100 leaves): " + SIGN)
+       "per value of total rounds, a one-sided Wilcoxon signed-rank test over (dataset, epsilon) cells (mean over "
+       "seeds; BoostedAdaSSP with the squared loss, DP-EBM with 100 leaves) that BoostedAdaSSP's test F1 is "
+       "higher, p < 0.05 with at least 5 cells; reproduced when significant at more than half of the rounds "
+       "values, not reproduced when BoostedAdaSSP is higher on more than half of the cells at no more than half "
+       "of them")
 def _boosted_f1_beats_dpebm(load) -> Verdict:
-    return _sign(load, "test_f1", "boosted", "dpebm", "BoostedAdaSSP's F1 above DP-EBM's")
+    c = paired_cells(_methods(load("paper001")), KEYS, "method", "boosted", "dpebm", "test_f1")
+    t = c.table
+    if t.empty:
+        return Verdict(None, "no cell with results of both" + c.note())
+    parts, significant, ahead = [], 0, 0
+    for rounds, g in t.groupby(level="param_n_rounds"):
+        wins, n = int((g["ours"] > g["partner"]).sum()), int((g["ours"] != g["partner"]).sum())
+        p = float(stats.wilcoxon(g["ours"], g["partner"], alternative="greater").pvalue) if n else 1.0
+        significant += n >= MIN_CELLS and p < ALPHA
+        ahead += wins > n / 2
+        parts.append(f"{rounds:g} rounds: higher in {wins}/{n} cells (Wilcoxon p = {p:.3g}), mean F1 "
+                     f"{g['ours'].mean():.3f} vs {g['partner'].mean():.3f}")
+    k = t.index.get_level_values("param_n_rounds").nunique()
+    holds = True if significant > k / 2 else (False if ahead <= k / 2 else None)
+    return Verdict(holds, f"BoostedAdaSSP's F1 above DP-EBM's, significant at {significant} of {k} rounds values "
+                          f"(ahead on most cells at {ahead}): " + "; ".join(parts) + c.note())
 
 
 @claim("paper001", "001", "Sec. 3.2", "however, DP-EBM provides slightly better AUROC scores.",
@@ -217,8 +237,9 @@ def _dpxgb_worse(load) -> Verdict:
 @claim("clf_timing", "001", "Sec. 3.3",
        "To run 1000 rounds of boosting, DP-EBM takes about 60.9 seconds to finish, and BoostedAdaSSP takes only "
        "about 4.5 seconds.",
-       f"the machines differ, so the ratio is compared: median DP-EBM / BoostedAdaSSP seconds (telco, 1000 rounds) "
-       f"within a factor {TIMING_FACTOR:g} of the paper's 60.9 / 4.5 = 13.5, i.e. in [6.8, 27]", fpr=0.0)
+       f"the machines differ, so the ratio is compared, in the sentence's direction ('takes only'): median DP-EBM / "
+       f"BoostedAdaSSP seconds (telco, 1000 rounds) at least the paper's 60.9 / 4.5 = 13.5 divided by "
+       f"{TIMING_FACTOR:g}, i.e. >= 6.8 (faster by more is no contradiction)", fpr=0.0)
 def _timing(load) -> Verdict:
     t = load("clf_timing")
     med = t.groupby("algorithm")["seconds"].median()
@@ -226,7 +247,7 @@ def _timing(load) -> Verdict:
         return Verdict(None, "clf_timing has not been run with 1000 rounds")
     ratio, paper = med["dp_ebm_clf"] / med["boosted_adassp_clf"], PAPER_SECONDS["dp_ebm_clf"] / PAPER_SECONDS[
         "boosted_adassp_clf"]
-    return Verdict(within(ratio, paper, TIMING_FACTOR - 1, relative=True),
+    return Verdict(bool(ratio >= paper / TIMING_FACTOR),
                    f"telco, 1000 rounds: DP-EBM {med['dp_ebm_clf']:.1f} s, BoostedAdaSSP "
                    f"{med['boosted_adassp_clf']:.1f} s: ratio {ratio:.1f}x measured, {paper:.1f}x in the paper")
 
