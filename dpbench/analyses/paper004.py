@@ -16,7 +16,8 @@ functions of the design, never of the drawn data:
   number after which Thm 3's contraction e^{-2T/(1.1 kappa_S)} has shrunk the start error below 1/n
   (kappa_S = lambda_max/lambda_min of S; n the design's size, a public parameter of the experiment).
   DP-ROBGD* = the same with `best_iterate`.  "DP-ROBGD (dpbench defaults)" in the n figure: the same with
-  dpbench's defaults (T = 30, eta = 1/(1.1 Tr), Theta from Lemma J.3, C2 = 1), the before of issue 17.
+  dpbench's defaults of issue 17 (T = 30, eta = 1/(1.1 Tr), Theta from Lemma J.3, C2 = 1), the before of issue
+  17 (T pinned: the default is 10 since issue 36).
 - DP-AMBSSGD (`ambssgd`): Varshney et al.'s step 1/(2 lambda_max(S)) and T = ceil(3 kappa_S log n) (Sec. 5's
   SGD rule), clip_scale 10 (Sec. 5 shrinks the theory's threshold "by a constant factor").
 - DP-SSP (`ssp`): x_bound = 1 (unit sphere), y_bound = 1 + sigma (|<x, w*>| <= 1, |z| <= sigma: the clean
@@ -80,7 +81,7 @@ def settings(n: int, S: np.ndarray, sigma: float, epsilon: float, corruption: bo
         out.insert(4, ("DP-SSP (y_bound = max|y|, non-private)", "ssp", {**priv, "x_bound": 1.0, "y_bound": None},
                        False))
     if extra:
-        out.insert(1, (DEFAULTS, "robgd", {**priv, "trace": 1.0}, True))
+        out.insert(1, (DEFAULTS, "robgd", {**priv, "trace": 1.0, "n_rounds": 30}, True))
     return out
 
 
