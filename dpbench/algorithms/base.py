@@ -196,8 +196,9 @@ def declared_attributes(cls) -> dict[str, str]:
 
 
 def privacy_params(cls) -> list[str]:
-    """The parameters of `cls` that fix a fit's privacy: its budget, seed, public label set and budget shares
-    (a private selection sets the first three itself, and its `space` and `base_params` may set none)."""
+    """The parameters of `cls` that fix a fit's privacy: its budget, seed, public label set and budget shares.
+    A private selection sets the first four itself (neither its `space` nor its `base_params` may), and its
+    `space` may not draw a budget share either."""
     names = set(cls().get_params())
     return [p for p in (*PRIVACY_PARAMS, *getattr(cls, "budget_shares", ())) if p in names]
 
