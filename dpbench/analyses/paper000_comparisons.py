@@ -21,7 +21,10 @@ Y = "boosted_adassp"
 BOTH_TUNED, Y_FIXED, BOTH_FIXED = ("tuned", "tuned"), ("tuned", "fixed"), ("fixed", "fixed")
 SUBSTANTIAL = 0.9  # "substantially lower": median MSE ratio (BoostedAdaSSP / partner) at most this
 COMPETITIVE = 1.1  # "competitive": BoostedAdaSSP's MSE at most this times the partner's
-RHO_BAND = 0.5  # "not a controlling factor": the 95% interval of Spearman rho inside (-RHO_BAND, RHO_BAND)
+# "not a controlling factor": reproduced when the 95% interval of Spearman rho contains 0 at every epsilon (with no
+# link, ~0.95^3 = 86% of the time; the earlier reading, the interval inside +-0.5, came out 33% of the time at 23
+# datasets and 0% at 8), not reproduced when it lies beyond +-RHO_BAND somewhere (an obvious link)
+RHO_BAND = 0.5
 
 MAJORITY = ("at every epsilon, a one-sided sign test over datasets (cell: mean test MSE over seeds; "
             "every released run counted, a fallback with its error) that BoostedAdaSSP's MSE is lower, p < 0.05 "
@@ -125,9 +128,11 @@ def _tukey_gap(load) -> Verdict:
 
 @claim("fig12", "000", "App. D, Fig. 12 (caption; both fixed)",
        "It doesn't seem obvious that the ratio N/d is a controlling factor for the success of an algorithm.",
-       f"equivalence: at every epsilon the 95% bootstrap interval (2000 resamples of datasets) of Spearman rho "
-       f"between log(n/d) and log(MSE_TukeyEM / MSE_BoostedAdaSSP) lies inside (-{RHO_BAND}, {RHO_BAND}) (needs 5 "
-       f"datasets; fallbacks counted); not reproduced when |rho| >= {RHO_BAND} at some epsilon", effect=False)
+       f"'not obvious': at every epsilon the 95% bootstrap interval (2000 resamples of datasets) of Spearman rho "
+       f"between log(n/d) and log(MSE_TukeyEM / MSE_BoostedAdaSSP) contains 0 (no evident link; needs 5 datasets; "
+       f"fallbacks counted); not reproduced when at some epsilon it lies beyond +-{RHO_BAND} (|rho| significantly "
+       f">= {RHO_BAND}: an obvious controlling factor); undecided otherwise (a link that is evident but not strong)",
+       effect=False)
 def _n_over_d(load) -> Verdict:
     df = load("fig12")
     c = cells(load, "fig12", "tukey", BOTH_FIXED)
@@ -144,6 +149,6 @@ def _n_over_d(load) -> Verdict:
             continue
         rho, lo, hi = spearman_interval(ratio.reindex(p.index), np.log(p["partner"] / p["ours"]))
         parts.append(f"eps {e:g}: rho {rho:+.2f} [{lo:+.2f}, {hi:+.2f}] ({len(p)} datasets)")
-        verdicts.append(False if abs(rho) >= RHO_BAND else (True if -RHO_BAND < lo and hi < RHO_BAND else None))
+        verdicts.append(False if lo >= RHO_BAND or hi <= -RHO_BAND else (True if lo <= 0 <= hi else None))
     holds = False if False in verdicts else (True if all(v is True for v in verdicts) else None)
     return Verdict(holds, "Spearman rho [95% interval]: " + "; ".join(parts) + c.note())
