@@ -8,7 +8,8 @@ drawn from the paper001 sweep), and per figure that has claims but no results ye
 A claim is marked reproduced only when its check says the numbers support it.  Smoke results (`<name>_smoke/`, of
 sweeps and analyses alike) are listed last under "smoke, not judged": no claim is checked on them; nor on a sweep
 that does not hold every run of its shipped experiment's grid (quick tuning, a sub-grid, fewer seeds: "not at the
-paper's settings, not judged", with what differs).  Runs count with what they released (`dpbench.claims`); a
+paper's settings, not judged", with what differs), and a claim reads only the runs of that grid (`paper_rows`:
+a user's extra grid values are drawn but do not decide).  Runs count with what they released (`dpbench.claims`); a
 verdict that excluding the fallbacks would change carries a sensitivity line.
 """
 
@@ -176,9 +177,17 @@ def sections(results_dir: Path) -> list[Section]:
     return out
 
 
+def paper_rows(results_dir: Path, name: str) -> pd.DataFrame:
+    """`load_results` restricted to the runs of the shipped experiment's grid when `name` has one: what a claim
+    judges.  Runs of other grids (a user's extra epsilon, another tuning) are shown, but do not decide."""
+    df = load_results(results_dir, name)
+    shipped = experiment_run_ids().get(name)
+    return df[df["run_id"].isin(shipped)] if shipped and "run_id" in df else df
+
+
 def _check(c, results_dir: Path) -> claims.Verdict:
     try:
-        return c.check(lambda n: load_results(results_dir, n))
+        return c.check(lambda n: paper_rows(results_dir, n))
     except FileNotFoundError as exc:
         return claims.Verdict(None, f"not run ({exc})")
     except Exception as exc:  # noqa: BLE001 - a broken check is reported, not fatal
