@@ -31,7 +31,8 @@ commands:
                               full-scale results); --check: exit 1 if they differ
   algorithms [NAME]           the registered algorithms: task, privacy, parameters (defaults, constraints),
                               tuning ranges, what each implements
-  --version                   dpbench's version
+  --version, -V               dpbench's version
+  help [COMMAND]              this text, or a command's options
 """
 HYDRA_COMMANDS = tuple(sweep.TASKS)  # composed by Hydra from dpbench/conf (and ./conf)
 COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "readme", "algorithms", "--version")
@@ -53,9 +54,13 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminated)
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
+    if argv[:1] == ["help"] and len(argv) > 1:  # `help sweep` is `sweep --help`
+        argv = [argv[1], "--help"]
+    if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0
+    if argv[0] == "-V":
+        argv[0] = "--version"
     if argv[0] in ("-sc", "--shell-completion"):
         from dpbench.cli.completion import complete
 

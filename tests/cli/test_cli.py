@@ -227,6 +227,19 @@ def test_help_runs_nothing(command, tmp_path, monkeypatch, capsys):
     assert not list(tmp_path.iterdir())
 
 
+def test_help_and_dash_v_are_accepted(tmp_path, monkeypatch, capsys):
+    """`help`, `help COMMAND` (that command's --help) and `-V` (the version), which users type."""
+    from dpbench.cli import USAGE
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["help"]) == 0 and capsys.readouterr().out.strip() == USAGE.strip()
+    assert main(["help", "audit"]) == 0 and "usage: python -m dpbench audit" in capsys.readouterr().out
+    assert main(["-V"]) == 0
+    version = capsys.readouterr().out
+    assert main(["--version"]) == 0 and capsys.readouterr().out == version and version.strip()
+    assert not list(tmp_path.iterdir())
+
+
 def test_sweep_help_and_errors_through_python_m(tmp_path):
     """The real entry point: `sweep --help` (it crashed on the override parser) and an exit code of 2."""
     run = lambda *a: subprocess.run([sys.executable, "-m", "dpbench", *a], cwd=tmp_path, capture_output=True,
