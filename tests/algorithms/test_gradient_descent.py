@@ -82,8 +82,9 @@ def test_first_step_noise_matches_ledger():
     rng = np.random.default_rng(2)
     n, d, m, step, C = 500, 3, 400, 0.5, 1.0
     X, y = rng.normal(size=(n, d)), 2 * rng.normal(size=n)
-    S = clip_rows(-X * y[:, None], C).sum(axis=0)
-    assert np.mean(np.linalg.norm(X * y[:, None], axis=1) > C) > 0.5  # the clip matters
+    Phi = clip_rows(X, 1.0)  # the feature map: rows clipped to x_bound = 1
+    S = clip_rows(-Phi * y[:, None], C).sum(axis=0)
+    assert np.mean(np.linalg.norm(Phi * y[:, None], axis=1) > C) > 0.5  # the clip matters
     fits = [DPGDRegressor(epsilon=1.0, grad_bound=C, n_rounds=1, learning_rate=step, random_state=s).fit(X, y)
             for s in range(m)]
     std = fits[0].privacy_ledger_.entries[1].noise_scale
@@ -128,13 +129,15 @@ def test_converges_to_ols_at_large_epsilon(fit_intercept, linear_data):
     coordinate and the start is forgotten as (1 - L)^T; allow 5 sd plus twice that transient."""
     X, y, _ = linear_data
     y = y + (0.3 if fit_intercept else 0.0)
-    T = 400
-    est = DPGDRegressor(epsilon=50.0, grad_bound=1.0, n_rounds=T, fit_intercept=fit_intercept, random_state=0)
+    # the intercept column makes rows longer than 1: x_bound 2 keeps them unclipped (the step is 1 / x_bound^2)
+    T, xb = (1000, 2.0) if fit_intercept else (400, 1.0)
+    est = DPGDRegressor(epsilon=50.0, x_bound=xb, grad_bound=1.0, n_rounds=T, fit_intercept=fit_intercept,
+                        random_state=0)
     est.fit(X, y)
     ols = OLSRegressor(fit_intercept=fit_intercept).fit(X, y)
     Phi = np.hstack([X, np.ones((len(X), 1))]) if fit_intercept else X
-    lam = np.linalg.eigvalsh(Phi.T @ Phi / len(X))[0]
-    sd = est.privacy_ledger_.entries[1].noise_scale / est.record_count_ / math.sqrt(1 - (1 - lam) ** 2)
+    lam = np.linalg.eigvalsh(Phi.T @ Phi / len(X))[0] / xb**2
+    sd = est.privacy_ledger_.entries[1].noise_scale / xb**2 / est.record_count_ / math.sqrt(1 - (1 - lam) ** 2)
     tol = 5 * sd + 2 * (1 - lam) ** T * np.linalg.norm(ols.theta_)
     assert np.max(np.abs(est.theta_ - ols.theta_)) < tol
     assert tol < 0.01  # the bound is informative
