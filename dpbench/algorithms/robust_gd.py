@@ -1,11 +1,11 @@
-"""Robust private gradient descent, paper 004: DP-ROBGD (Alg. 1-3) and DP-AMBSSGD (Varshney et al. 2022, eq. 1).
+"""Private gradient descent of paper 004: DP-ROBGD (Alg. 1-3) and its partner DP-AMBSSGD (eq. 1).
 
-Both estimate their clip thresholds privately with the stability-histogram
-estimators of Alg. 2-3 (`dpbench.privacy.histogram`) and calibrate their
-Gaussian noise in (epsilon, delta) (`dpbench.privacy.gaussian_std_dp`).
-Both are private under add or remove one record with n not public: they
+DP-ROBGD estimates its clip thresholds privately with the stability-histogram
+estimators of Alg. 2-3 (`dpbench.privacy.histogram`); DP-AMBSSGD takes a
+public threshold.  Both calibrate their Gaussian noise in (epsilon, delta)
+(`dpbench.privacy.gaussian_std_dp`) and are private under add or remove one record with n not public: they
 release a private record count once (a share `count_share` of epsilon),
-draw each record's part and histogram group independently at random, and
+draw each record's part (and histogram group) independently at random, and
 release clipped gradient *sums* divided by the private count.  The
 classes' docstrings give the argument and what differs from the paper.
 """
@@ -308,80 +308,58 @@ class DPRobGDRegressor(DPLinearRegressor):
 
 
 @algorithm("ambssgd",
-           description="DP-AMBSSGD (Varshney et al. 2022; paper 004 eq. 1): one-pass private SGD with adaptive "
-                       "clipping")
+           description="DP-AMBSSGD (paper 004 eq. 1, after Varshney et al. 2022): one-pass private mini-batch SGD "
+                       "over disjoint batches with a public clip threshold")
 class DPAMBSSGDRegressor(DPLinearRegressor):
-    """DP adaptive mini-batch shuffled SGD: one pass over disjoint batches, clip threshold estimated privately.
+    """DP adaptive mini-batch shuffled SGD: one pass over T disjoint batches, the step of paper 004 eq. (1).
 
-    What we implemented (Varshney et al.'s own pseudocode and constants are
-    not in our sources; paper 000 also implemented it "with our best attempt"
-    and reported only tuned results):
+    Sources.  Paper 004 eq. (1) states the step; Varshney et al.'s own pseudocode, constants and threshold
+    estimator (DP-STAT, their Alg. 3) are not in dpbench's sources, and paper 004 Remark 4.1 says DP-STAT needs
+    ||w*||_Sigma + sigma known.  Paper 000 implemented DP-AMBSSGD "with our best attempt" and reported it tuned
+    only.  So the clip threshold theta_t here is *public*, never estimated from the data:
+    - `grad_bound` a number: the same threshold in every round, a hyperparameter (paper 000's use: tuned over
+      Table I's gradient clipping range);
+    - `grad_bound` a callable (w_t, t) -> theta_t: a public schedule of the released iterate w_t
+      (post-processing), e.g. the theory's threshold from population quantities known in a synthetic
+      experiment (`dpbench.analyses.paper004` passes one; it must not read the data).
 
-    0. n~ = n + Laplace(1/eps_n), eps_n = `count_share` * epsilon: a private
-       record count released once (n is not public).
-    1. Each row joins one of `n_rounds` = T disjoint batches B_t, and in it
-       U_t (probability `stat_fraction`) or V_t, independently at random.
-    2. Round t uses B_t only.  U_t estimates
-       the clip threshold: squared per-example gradient norms
-       s_i = ||x_i||^2 (y_i - w_t^T x_i)^2, each row in one of k random groups
-       (k as in paper 004 Alg. 2 with constant `c1`), per-group mean of the s_i below the
-       group's (1 - 3 alpha)-quantile, stability histogram over bins
-       [2^j, 2^(j+1)) and {0} at (epsilon - eps_n, delta), gamma_t = left end of the
-       modal bin (paper 004 Alg. 2 applied to gradient norms instead of
-       residuals, so no Tr(Sigma) is needed; Varshney et al. assume it known).
-       theta_t = clip_scale * sqrt(gamma_t).
-    3. V_t takes the step of paper 004 eq. (1) written with a sum:
-       w_{t+1} = w_t - eta_t (sum_{V_t} clip_theta_t(x_i (w_t^T x_i - y_i)) + std_t nu_t) / m~,
-       m~ = max(1, (1 - stat_fraction) n~ / T) standing for |V_t|, std_t the
-       Gaussian std for sensitivity theta_t at (epsilon - eps_n, delta) --
-       eq. (1)'s classical calibration where eps <= 1, the exact analytic one
-       above (`privacy.gaussian_std_dp`).
-       eta_t = learning_rate * schedule(t) (paper 000 Table I schedules).
-    4. Return the last iterate w_T.
+    0. n~ = n + Laplace(1/eps_n), eps_n = `count_share` * epsilon: a private record count, released once.
+    1. Each row joins one of the T = `n_rounds` batches B_t independently with probability 1/T.
+    2. w_{t+1} = w_t - eta_t (sum_{B_t} clip_theta_t(x_i (w_t^T x_i - y_i)) + std_t nu_t) / m~, with
+       m~ = max(1, n~ / T) standing for |B_t|, std_t the Gaussian std for sensitivity theta_t at
+       (epsilon - eps_n, delta) -- eq. (1)'s classical calibration where eps <= 1, the exact analytic one above
+       (`noise_calibration`, `privacy.gaussian_std_dp`) -- and eta_t = learning_rate * schedule(t) / x_bound^2.
+    3. Return the last iterate w_T.
 
-    Privacy (add or remove one record; n is not public): every record is
-    used in exactly one release (U_t or V_t of one round, one histogram
-    group), whatever the other records are, so those releases compose in
-    parallel (paper 004 Lemma B.2) and the count, which reads all records,
-    by basic composition: the ledger (accountant 'parallel', parts tagged)
-    totals eps_n + (epsilon - eps_n) = epsilon and delta.  Departure from
-    eq. (1) and from dpbench before this fix: the batches were cut from a
-    permutation by size and the mean gradient's noise calibrated to
-    theta_t / |V_t|; adding a record shifts records between batches and
-    moves a mean by up to twice that (audit: epsilon 3.36 at a claimed 3).
+    Scale: rows are clipped to the public norm `x_bound` (default 1, BoostedAdaSSP's fixed feature map, as
+    DP-GD), so lambda_max(X^T X / n) <= x_bound^2 and the default learning_rate 0.5 is Varshney et al.'s step
+    1 / (2 lambda_max) at its most cautious; it never diverges on raw tasks.  (dpbench before issue 36 stepped
+    with an absolute learning rate on unclipped rows: 121 of 207 tuned Fig. 5 runs returned the zero model.)
 
-    Defaults (open constants; tuning ranges in the registry): learning_rate
-    0.5 = 1/(2 lambda_max), paper 004 Sec. 5's SGD step, for covariates in the
-    unit ball (lambda_max <= 1); lr_schedule 'constant'; n_rounds 10.  On
-    paper 004 Sec. 5's isotropic unit-sphere covariates lambda_max = 1/d, so
-    this step is d times too small and 10 rounds leave (1 - 0.05)^20 of the
-    start error (issue 17: 0.036 at n = 1e6); `dpbench.analyses.paper004`
-    passes Varshney et al.'s 1/(2 lambda_max) and T = 3 kappa log n (2.0e-4).
-    clip_scale 10: gamma_t is a trimmed mean (~0.26 E||g||^2 on the Gaussian
-    data of paper 004 Sec. 5) rounded down to a power of 2, so theta_t is
-    3.6-5x the root-mean-square gradient norm -- below the theory's
-    no-clipping threshold (it has log(n/zeta) factors; paper 004 Sec. 5 also
-    shrank it by a constant).  stat_fraction 0.5: the histogram needs
-    k ~ 4 log(1/(delta zeta))/eps groups (67 at eps = 1) of heavy-tailed
-    values; on n = 1e4-2e4 Gaussian data a half batch fails far less often
-    than 20%, at little cost to the step.  corruption_fraction 0.1, failure_prob 0.1, c1 4
-    as for DP-ROBGD.  count_share 0.05.
+    Privacy (add or remove one record; n is not public): every record is in exactly one batch, whatever the
+    other records are, so the batches' gradient releases compose in parallel (paper 004 Lemma B.2) at
+    (epsilon - eps_n, delta) and the count, which reads all records, by basic composition: the ledger
+    (accountant 'parallel', batches tagged) totals epsilon and delta.  A record moves its batch's clipped sum
+    by at most theta_t, a public number.  Departure from eq. (1): the batches are drawn per record and the
+    step divides a noisy *sum* by the private m~ (eq. (1) cuts batches by size and calibrates the mean's noise
+    to theta_t / |B_t|, which takes n public; adding a record moves that mean by up to twice as much).
 
-    Fallback: when the histogram is empty in a round (`failed_rounds_` counts
-    them) the last released threshold is reused (post-processing); before any
-    release the round is skipped (no gradient released, its batch unused).
-    `fit_status_` = 'threshold_histogram_empty' when no round released a
-    threshold (the model is the start point 0: no trained model released),
-    'threshold_histogram_empty_in_some_rounds' when some did (a trained model
-    released), else 'ok'.
+    Removed in issue 36: the private threshold estimate (paper 004 Alg. 2's *trimmed* stability histogram of
+    the batch's gradient norms).  The trimming is paper 004's robustness device, so it made the baseline robust
+    to label corruption, and its empty histograms returned the zero model.
+
+    Defaults (no paper recommends values; paper 000 tunes them): x_bound 1, grad_bound 1, n_rounds 10,
+    learning_rate 0.5, constant schedule, count_share 0.05.  `fit_status_` is always 'ok' (no fallback).
     """
 
+    clips_features = True
     composes_in_gdp = False  # parallel composition over disjoint batches
     budget_shares = ("count_share",)
-    fitted_attributes = {a: RELEASE for a in ("record_count_", "clip_thresholds_", "fit_status_", "failed_rounds_")}
+    fitted_attributes = {a: RELEASE for a in ("record_count_", "clip_thresholds_", "fit_status_")}
 
-    _parameter_constraints = {**ROBUST_CONSTRAINTS, "clip_scale": POSITIVE, "stat_fraction": FRACTION,
-                              "lr_schedule": SCHEDULE, "noise_calibration": [StrOptions(set(NOISE_CALIBRATIONS))]}
+    _parameter_constraints = {**PRIVACY, **FIT_INTERCEPT, "n_rounds": COUNT, "learning_rate": POSITIVE,
+                              "lr_schedule": SCHEDULE, "x_bound": POSITIVE, "grad_bound": [*POSITIVE, callable],
+                              "noise_calibration": [StrOptions(set(NOISE_CALIBRATIONS))], "count_share": FRACTION}
 
     def __init__(
         self,
@@ -390,11 +368,8 @@ class DPAMBSSGDRegressor(DPLinearRegressor):
         n_rounds=10,
         learning_rate=0.5,
         lr_schedule="constant",
-        clip_scale=10.0,
-        corruption_fraction=0.1,
-        failure_prob=0.1,
-        c1=4.0,
-        stat_fraction=0.5,
+        x_bound=1.0,
+        grad_bound=1.0,
         noise_calibration="paper",
         count_share=0.05,
         fit_intercept=False,
@@ -405,15 +380,21 @@ class DPAMBSSGDRegressor(DPLinearRegressor):
         self.n_rounds = n_rounds
         self.learning_rate = learning_rate
         self.lr_schedule = lr_schedule
-        self.clip_scale = clip_scale
-        self.corruption_fraction = corruption_fraction
-        self.failure_prob = failure_prob
-        self.c1 = c1
-        self.stat_fraction = stat_fraction
+        self.x_bound = x_bound
+        self.grad_bound = grad_bound
         self.noise_calibration = noise_calibration
         self.count_share = count_share
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+
+    def _threshold(self, w: np.ndarray, t: int) -> float:
+        """theta_t: the number, or the public schedule's value at the released iterate w_t."""
+        if not callable(self.grad_bound):
+            return float(self.grad_bound)
+        theta = float(self.grad_bound(w.copy(), t))
+        if not (math.isfinite(theta) and theta > 0):
+            raise ValueError(f"grad_bound(w, t) must return a positive finite threshold, got {theta!r} at t = {t}")
+        return theta
 
     def _fit_theta(self, X, y, mu, rng, ledger):
         ledger.accountant = PARALLEL
@@ -422,30 +403,16 @@ class DPAMBSSGDRegressor(DPLinearRegressor):
         eps_n = self.count_share * self.epsilon
         eps, delta = self.epsilon - eps_n, self.delta
         n_noisy = self.record_count_ = laplace_mechanism(n, 1.0, eps_n, rng, ledger, "record count n")
-        m = max(1.0, (1 - self.stat_fraction) * n_noisy / T)
-        parts = random_parts(n, np.tile([self.stat_fraction, 1 - self.stat_fraction], T) / T, rng)
-        k = n_groups(self.c1, eps, delta, self.failure_prob)
-        self.clip_thresholds_, self.fit_status_, self.failed_rounds_ = [], "ok", 0
-        w, theta, failed = np.zeros(d), None, 0
-        for t in range(T):
-            U, V = parts[2 * t], parts[2 * t + 1]
-            XU = X[U]
-            with np.errstate(over="ignore", invalid="ignore"):  # inf / NaN go to the histogram's overflow bin
-                s = row_norms(XU) ** 2 * (y[U] - XU @ w) ** 2
-            quantile = 1 - 3 * self.corruption_fraction
-            gamma = private_scale_estimate(s, random_groups(U.size, k, rng), quantile, 2.0, eps, delta,
-                                           rng, ledger, tag(f"B{t}.stat", "gradient-norm histogram"))
-            failed += gamma is None
-            theta = self.clip_scale * np.sqrt(gamma) if gamma is not None else theta
-            self.clip_thresholds_.append(np.nan if theta is None else theta)
-            if theta is None:
-                continue
-            grad_sum = clipped_gradient_sum(X[V], y[V], w, theta)  # overflow-safe: no finite record gives NaN
+        m = max(1.0, n_noisy / T)
+        batches = random_parts(n, np.full(T, 1.0 / T), rng)
+        norms = row_norms(X)
+        self.clip_thresholds_, self.fit_status_ = [], "ok"
+        w = np.zeros(d)
+        for t, B in enumerate(batches):
+            theta = self._threshold(w, t)
+            self.clip_thresholds_.append(theta)
+            grad_sum = clipped_gradient_sum(X[B], y[B], w, theta, norms[B])  # overflow-safe
             noisy = gaussian_mechanism_dp(grad_sum, theta, eps, delta, self.noise_calibration, rng, ledger,
-                                          tag(f"B{t}.grad", "gradient"))
-            w = w - step_size(self.learning_rate, self.lr_schedule, t + 1) * noisy / m
-        if failed:
-            # no released threshold: the start point 0; else a trained model
-            self.fit_status_ = "threshold_histogram_empty" + ("_in_some_rounds" if np.any(w) else "")
-            self.failed_rounds_ = failed
+                                          tag(f"B{t}", "gradient"))
+            w = w - step_size(self.learning_rate, self.lr_schedule, t + 1) / self.x_bound**2 * noisy / m
         return w

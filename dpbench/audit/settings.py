@@ -41,10 +41,11 @@ SETTINGS: dict[str, AuditSettings] = {
     "robgd": AuditSettings(params={"n_rounds": 2, "trace": 1.0}, rows=20_000, power={
         "design": "orthogonal", "rows": 2000, "runs": 1000,
         "params": {"n_rounds": 1, "gamma_fraction": 0.05, "norm_bound": 1.0}}),
-    # one batch, the added record in V with probability 0.95, its clipped gradient theta against the noise
-    "ambssgd": AuditSettings(params={"n_rounds": 2}, rows=20_000, power={
+    # one batch: the added record's clipped gradient against the noise, alone on its axis (on clip_pull the
+    # record count's Laplace noise moves the output more than the weakened gradient noise)
+    "ambssgd": AuditSettings(params={"n_rounds": 2}, power={
         "design": "orthogonal", "rows": 2000, "runs": 1000,
-        "params": {"n_rounds": 1, "stat_fraction": 0.05, "noise_calibration": "analytic"}}),
+        "params": {"n_rounds": 1, "noise_calibration": "analytic"}}),
     # the binning's first merge (max_bins 17: interpret merges to 16) decides the canary's bin
     "dp_ebm": AuditSettings(params={"n_rounds": 10}, power={
         "design": "quantile_tie", "rows": 646, "runs": 1000, "params": _DP_EBM_POWER}),

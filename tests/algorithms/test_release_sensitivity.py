@@ -40,7 +40,7 @@ from dpbench.privacy.mechanisms import recorded_releases
 PRIVATE = [n for n in algorithms.available() if algorithms.get_spec(n).private]
 BATCHED = [n for n in PRIVATE if type(algorithms.make(n)).fit_batch.__func__ is not DPEstimator.fit_batch.__func__]
 # releases each algorithm must have had checked (a mechanism that stops reporting would leave its branch idle)
-MUST_CHECK = {"robgd": {"histogram"}, "ambssgd": {"histogram"}, "dp_ebm": {"gaussian"},
+MUST_CHECK = {"robgd": {"histogram"}, "ambssgd": {"gaussian"}, "dp_ebm": {"gaussian"},
               "dp_ebm_clf": {"exponential", "gaussian"}}
 DESIGN_NAMES = ["clip_pull", "label_outlier", "rare_category", "rare_label", "one_class", "overflow", "empty",
                 "tiny_n"]

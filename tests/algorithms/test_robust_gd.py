@@ -212,8 +212,10 @@ def data_100k():
 def test_ambssgd_registry():
     spec = algorithms.get_spec("ambssgd")
     assert spec.private and spec.task == "regression"
-    assert tuning_space(spec.name)["n_rounds"]["high"] == 4000  # paper 000 Table I iterations range
-    assert tuning_space(spec.name)["lr_schedule"]["choices"] == ["constant", "1/t", "1/sqrt(t)"]
+    space = tuning_space(spec.name)
+    assert space["n_rounds"]["high"] == 4000  # paper 000 Table I iterations range
+    assert space["lr_schedule"]["choices"] == ["constant", "1/t", "1/sqrt(t)"]
+    assert (space["grad_bound"]["low"], space["grad_bound"]["high"]) == (1e-5, 1e5)  # Table I gradient clipping
     est = algorithms.make("ambssgd", epsilon=0.5)
     assert clone(est).get_params() == est.get_params()
 
@@ -222,64 +224,92 @@ def test_ambssgd_registry():
 def test_ambssgd_ledger_parallel_rounds_spend_exactly_the_budget(data_100k, eps):
     X, y, _ = data_100k
     delta, T = 1e-6, 4
-    est = DPAMBSSGDRegressor(epsilon=eps, delta=delta, n_rounds=T, random_state=0).fit(X, y)
-    assert est.fit_status_ == "ok"
+    est = DPAMBSSGDRegressor(epsilon=eps, delta=delta, n_rounds=T, grad_bound=2.5, random_state=0).fit(X, y)
+    assert est.fit_status_ == "ok" and est.clip_thresholds_ == [2.5] * T
     led = est.privacy_ledger_
     assert led.accountant == PARALLEL
     count, *releases = led.entries
     assert part_of(count.name) == "" and count.mechanism == "laplace" and count.sensitivity == 1.0
     assert (count.epsilon, count.delta) == (pytest.approx(0.05 * eps), 0.0)  # the record count reads all data
     parts = [part_of(e.name) for e in releases]
-    assert len(set(parts)) == len(parts) == 2 * T and "" not in parts  # each release on its own disjoint subset
+    assert parts == [f"B{t}" for t in range(T)]  # one gradient release per disjoint batch
     assert spent_by(led, delta) == pytest.approx((eps, delta), rel=1e-9)
     eps_r = 0.95 * eps
     mu = mu_from_epsilon_delta(eps_r, delta)
-    grads = [e for e in releases if ".grad" in e.name]
-    for e, theta in zip(grads, est.clip_thresholds_, strict=True):
-        assert e.sensitivity == pytest.approx(theta, rel=1e-14)  # a clipped sum: one record moves it by theta
+    for e in releases:
+        assert (e.epsilon, e.delta) == (pytest.approx(eps_r, rel=1e-15), delta)
+        assert e.sensitivity == 2.5  # a clipped sum: one record moves it by at most the public threshold
         if eps_r <= 1:
             assert e.mechanism == "gaussian_classical"
             classical = e.sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / eps_r
             assert e.noise_scale == pytest.approx(classical, rel=1e-14)
         else:
             assert e.mechanism == "gaussian_analytic" and e.noise_scale == pytest.approx(e.sensitivity / mu, rel=1e-14)
-    for e in releases:
-        assert (e.epsilon, e.delta) == (pytest.approx(eps_r, rel=1e-15), delta)
-        if e.mechanism == "stability_histogram":
-            assert e.noise_scale == pytest.approx(2 / eps_r, rel=1e-15)
 
 
 def test_ambssgd_large_epsilon_approaches_least_squares(data_100k):
     # lr 1 with the 1/t schedule makes w_T (nearly) the average of the T batch solutions, i.e. least squares on
-    # the gradient subsets (half of n); E||w - w*||^2 ~ s^2 d / (n/2) (s^2 = 1/3) plus the ledger's privacy noise
-    # (steps eta/t: sum_t (std_t/t)^2 d / T^2 scale).  A scaled chi^2_5 exceeds 10x its mean w.p. < 1e-8.
+    # all rows (x_bound and grad_bound large enough that nothing is clipped); E||w - w*||^2 ~ s^2 d / n
+    # (s^2 = 1/3) plus the ledger's privacy noise (steps eta/t: sum_t (std_t/t)^2 d / T^2 scale).  A scaled
+    # chi^2_5 exceeds 10x its mean w.p. < 1e-8.
     X, y, w = data_100k
-    n, T = len(y), 20
-    est = DPAMBSSGDRegressor(epsilon=50.0, n_rounds=T, learning_rate=1.0, lr_schedule="1/t", random_state=1).fit(X, y)
-    assert est.fit_status_ == "ok"
-    m = 0.5 * est.record_count_ / T  # the step divides each batch's noisy gradient sum by m~
-    stds = np.array([e.noise_scale for e in est.privacy_ledger_.entries if ".grad" in e.name]) / m
-    bound = D / (3 * 0.5 * n) + D * np.sum(stds**2) / T**2
-    ols = np.linalg.lstsq(X, y, rcond=None)[0]
+    n, T, norms = len(y), 20, np.linalg.norm(X, axis=1)
+    xb, gb = float(norms.max()), 2 * float(np.max(norms * np.abs(y)))  # no clipping at w_0 = 0 or later
+    est = DPAMBSSGDRegressor(epsilon=50.0, n_rounds=T, x_bound=xb, grad_bound=gb, learning_rate=xb**2,
+                             lr_schedule="1/t", random_state=1).fit(X, y)
+    m = est.record_count_ / T  # the step divides each batch's noisy gradient sum by m~
+    stds = np.array([e.noise_scale for e in est.privacy_ledger_.entries[1:]]) / m
+    bound = D / (3 * n) + D * np.sum(stds**2) / T**2
     assert np.sum((est.coef_ - w) ** 2) <= 10 * bound
-    assert bound <= 3 * D / (3 * n) and np.sum((ols - w) ** 2) <= 10 * D / (3 * n)
+    assert bound <= 3 * D / (3 * n)
 
 
 def test_ambssgd_gradient_noise_spread_matches_ledger():
-    # Identical rows: gamma, theta and the (unclipped) gradient -3 x are the same for every seed, so
-    # w_1 = eta (3 |V| x - std nu) / m~ with m~ = n~ / 2 from the released count.  Projected on the plane
-    # orthogonal to x the signal vanishes: (m~ / eta) P w_1 = -std P nu, chi-square with 2 dof per fit.
+    # Identical rows inside x_bound, threshold above the gradient's norm: w_1 = eta (3 |B| x - std nu) / m~ with
+    # m~ = n~ from the released count (T = 1).  Projected on the plane orthogonal to x the signal vanishes:
+    # (m~ / eta) P w_1 = -std P nu, chi-square with 2 dof per fit.
     x, n, R = np.array([1.0, -2.0, 0.5]), 2000, 400
     X, y = np.tile(x, (n, 1)), np.full(n, 3.0)
-    fits = [DPAMBSSGDRegressor(epsilon=1.0, n_rounds=1, random_state=s).fit(X, y) for s in range(R)]
+    xb = 3.0
+    fits = [DPAMBSSGDRegressor(epsilon=1.0, n_rounds=1, x_bound=xb, grad_bound=10.0, random_state=s).fit(X, y)
+            for s in range(R)]
     stds = {f.privacy_ledger_.entries[-1].noise_scale for f in fits}
-    assert len(stds) == 1 and all(f.fit_status_ == "ok" for f in fits)
-    std = stds.pop()
+    assert len(stds) == 1
+    std, eta = stds.pop(), 0.5 / xb**2
     basis = np.linalg.svd(x[None, :])[2][1:]  # orthonormal basis of x's orthogonal complement
-    Z = np.array([basis @ f.coef_ * (f.record_count_ / 2) / 0.5 for f in fits]) / std
+    Z = np.array([basis @ f.coef_ * f.record_count_ / eta for f in fits]) / std
     assert abs(np.sum(Z**2) - 2 * R) < 5 * math.sqrt(4 * R)
-    # along x: the mean step is eta * 3 |V| / m~ ~ 1.5 (|V| ~ n/2, m~ ~ n/2)
-    np.testing.assert_allclose(np.mean([f.coef_ @ x / (x @ x) for f in fits]), 1.5, rtol=0.02)
+    # along x: the mean step is eta * 3 n / n~ ~ 3 eta
+    np.testing.assert_allclose(np.mean([f.coef_ @ x / (x @ x) for f in fits]), 3 * eta, rtol=0.02)
+
+
+def test_ambssgd_public_schedule_sees_the_released_iterates(data_100k):
+    """A callable grad_bound is called with each round's released iterate (a copy: it cannot move the fit) and
+    its value is the round's sensitivity; a non-positive value is a one-line error."""
+    X, y, _ = data_100k
+    seen = []
+
+    def schedule(w, t):
+        seen.append(w)
+        w[:] = 1e9  # a copy: the fit must not see this
+        return 1.0 + t
+
+    est = DPAMBSSGDRegressor(n_rounds=3, grad_bound=schedule, random_state=0).fit(X, y)
+    assert est.clip_thresholds_ == [1.0, 2.0, 3.0]
+    assert [e.sensitivity for e in est.privacy_ledger_.entries[1:]] == [1.0, 2.0, 3.0]
+    assert np.all(np.abs(est.coef_) < 10)
+    with pytest.raises(ValueError, match="positive finite threshold"):
+        DPAMBSSGDRegressor(n_rounds=2, grad_bound=lambda w, t: 0.0).fit(X, y)
+
+
+def test_ambssgd_is_scale_aware():
+    """Rows of norm ~1e6 (openml_361072's scale): rows clipped to x_bound and a step in units of 1 / x_bound^2
+    keep the default fit finite and below the zero model's training error (the unscaled step diverged)."""
+    X, y, _ = paper_data(20_000)
+    X, y = X * 1e6, y * 1e3
+    est = DPAMBSSGDRegressor(epsilon=1.0, grad_bound=1e3, n_rounds=10, random_state=0).fit(X, y)
+    assert np.all(np.isfinite(est.coef_))
+    assert np.mean((est.predict(X) - y) ** 2) < np.mean(y**2)
 
 
 def test_defaults_work_at_paper_004s_set_up():
@@ -303,50 +333,26 @@ def test_defaults_work_at_paper_004s_set_up():
 
 
 def test_a_fallback_in_some_rounds_is_a_trained_model_and_says_so():
-    """Statuses say what was released: empty histograms in some rounds but a trained model is
+    """Statuses say what was released: DP-ROBGD's empty histograms in some rounds but a trained model is
     '..._in_some_rounds' (zero_model False in the results row); every round failing is the bare status, the zero
     model (zero_model True)."""
     from dpbench.algorithms.base import released_zero_model
 
-    X, y, _ = paper_data(20_000)
-    est = DPAMBSSGDRegressor(epsilon=1.0, n_rounds=8, random_state=2).fit(X, y)
-    assert est.fit_status_ == "threshold_histogram_empty_in_some_rounds" and 0 < est.failed_rounds_ < 8
+    X, y, _ = paper_data(40_000)
+    est = DPRobGDRegressor(epsilon=1.0, trace=5.0, random_state=0).fit(X, y)
+    assert est.fit_status_ == "distance_histogram_empty_in_some_rounds" and 0 < est.failed_rounds_ < 10
     assert released_zero_model(est) is False
-    est = DPAMBSSGDRegressor(epsilon=1.0, n_rounds=50, random_state=0).fit(*paper_data(5000)[:2])
-    assert est.fit_status_ == "threshold_histogram_empty" and released_zero_model(est) is True
-
-
-def test_ambssgd_fallback_when_batches_are_too_small():
-    """Rounds before the first released threshold are skipped (no gradient released), later failed rounds
-    reuse the last threshold; if every round fails the model is the data-independent start point, 0."""
-    X, y, _ = paper_data(5000)
-    est = DPAMBSSGDRegressor(epsilon=1.0, n_rounds=50, random_state=0).fit(X, y)
-    assert est.fit_status_ == "threshold_histogram_empty" and est.failed_rounds_ == 50
-    np.testing.assert_array_equal(est.coef_, np.zeros(D))
-    assert np.isnan(est.clip_thresholds_).all()
-    assert not [e for e in est.privacy_ledger_.entries if ".grad" in e.name]
-    assert spent_by(est.privacy_ledger_, 1e-6)[0] == pytest.approx(1.0)
-    X, y, _ = paper_data(20_000)
-    est = DPAMBSSGDRegressor(epsilon=1.0, n_rounds=20, random_state=2).fit(X, y)  # fails 18 rounds, 10 first
-    thresholds = np.array(est.clip_thresholds_)
-    first = int(np.argmin(np.isnan(thresholds)))
-    assert 0 < first < est.failed_rounds_ < 20 and not np.isnan(thresholds[first:]).any()
-    grads = [e for e in est.privacy_ledger_.entries if ".grad" in e.name]
-    # failed rounds after `first` still release a gradient, clipped at (sensitivity) the reused threshold
-    assert [part_of(e.name) for e in grads] == [f"B{t}.grad" for t in range(first, 20)]
-    np.testing.assert_array_equal([e.sensitivity for e in grads], thresholds[first:])
-    assert np.all(np.isfinite(est.coef_)) and np.any(est.coef_ != 0)
-    assert spent_by(est.privacy_ledger_, 1e-6)[0] == pytest.approx(1.0)
+    est = DPRobGDRegressor(epsilon=1.0, trace=5.0, random_state=0).fit(*paper_data(20_000)[:2])
+    assert est.fit_status_ == "distance_histogram_empty" and released_zero_model(est) is True
 
 
 def test_ambssgd_never_raises_on_unscaled_or_extreme_rows():
-    """Rows of norm ~1e6 (openml_361072's scale, issue 23) and one at 1e200: the iterate may diverge, but the
-    fit returns finite-or-fallback coefficients and never raises (the statistics' overflow goes to a fixed bin)."""
+    """Rows of norm ~1e6 and one at 1e200: the fit returns finite coefficients and never raises."""
     X, y, _ = paper_data(20_000)
     X = np.vstack([X * 1e6, 1e200 * np.eye(D)[:1]])
     y = np.append(y * 1e6, 1e200)
     est = DPAMBSSGDRegressor(epsilon=10.0, n_rounds=100, random_state=0).fit(X, y)
-    assert est.coef_.shape == (D,)
+    assert est.coef_.shape == (D,) and np.all(np.isfinite(est.coef_))
 
 
 def test_ambssgd_same_seed_same_fit(data_100k):
@@ -362,9 +368,9 @@ def test_ambssgd_same_seed_same_fit(data_100k):
     ({"n_rounds": 0}, "n_rounds"),
     ({"learning_rate": 0.0}, "learning_rate"),
     ({"lr_schedule": "1/t^2"}, "lr_schedule"),
-    ({"clip_scale": np.inf}, "clip_scale"),
-    ({"corruption_fraction": 1 / 3}, "corruption_fraction"),
-    ({"stat_fraction": 1.0}, "stat_fraction"),
+    ({"grad_bound": np.inf}, "grad_bound"),
+    ({"grad_bound": "1"}, "grad_bound"),
+    ({"x_bound": 0.0}, "x_bound"),
     ({"noise_calibration": "x"}, "noise_calibration"),
     ({"count_share": 0.0}, "count_share"),
 ])
