@@ -102,10 +102,12 @@ def tables(results_dir: str | Path = DIR) -> dict[str, str]:
 
 def publish(source: str | Path, dest: str | Path = DIR) -> list[str]:
     """Copy the finished results under `source` (a results_dir the reference sweeps and analyses ran in) into
-    `dest`, small: each sweep's parts as one parquet part (every attempt kept), its grid configs and wall-time
-    log, and every PNG and analysis table; not the tuning journals (_studies/) or PDFs, and not a sweep that is
-    running (its lock is held).  Returns the names copied."""
+    `dest`, small: each sweep's parts as one parquet part (every attempt of the runs of its shipped grid; runs
+    of an older identity, made before a change of the code's parameters, are left behind), its grid configs
+    and wall-time log, and every PNG and analysis table; not the tuning journals (_studies/) or PDFs, and not a
+    sweep that is running (its lock is held).  Returns the names copied."""
     from dpbench import results
+    from dpbench.reproduction import experiment_run_ids
 
     source, dest, names = Path(source), Path(dest), []
     for src in sorted(p for p in source.iterdir() if p.is_dir() and not p.name.startswith("_")):
@@ -117,6 +119,8 @@ def publish(source: str | Path, dest: str | Path = DIR) -> list[str]:
         out.mkdir(parents=True)
         if (src / results.PARTS).is_dir():
             rows = results.load(src, expand_params=False, all_attempts=True)
+            shipped = experiment_run_ids().get(src.name)
+            rows = rows[rows["run_id"].isin(shipped)] if shipped else rows
             results.write_part(rows.to_dict("records"), out, "reference")
         for f in src.iterdir():
             if f.is_file() and (f.suffix in (".png", ".json", ".jsonl") or f.name == f"{src.name}.parquet"):

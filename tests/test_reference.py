@@ -57,3 +57,16 @@ def test_publish_copies_finished_results_small(tmp_path):
     assert len(every) == 4 and results.load(out / "fig").set_index("run_id")["test_mse"].to_dict() == \
         {"r0": 9.0, "r1": 1.0, "r2": 2.0}  # every attempt kept; the newest one counts
     assert (out / "theory" / "theory.parquet").exists()
+
+
+def test_publish_leaves_runs_of_an_older_identity_behind(tmp_path):
+    """A shipped experiment's sweep directory keeps only the runs of its current grid: rows made before a change
+    of the code's parameters (another run id) stay in the source, not in the reference."""
+    from dpbench import results
+    from dpbench.reproduction import experiment_run_ids
+
+    current = sorted(experiment_run_ids()["fig5"])[:2]
+    row = {"status": "ok", "attempt": 1, "params": "{}", "test_mse": 1.0}
+    results.write_part([{**row, "run_id": r} for r in [*current, "old-identity"]], tmp_path / "src" / "fig5", "a")
+    assert reference.publish(tmp_path / "src", tmp_path / "ref") == ["fig5"]
+    assert sorted(results.load(tmp_path / "ref" / "fig5")["run_id"]) == current

@@ -22,7 +22,8 @@ functions of the design, never of the drawn data:
   SGD rule); clip threshold: the theory's, from the known w*, S and sigma at the released iterate w_t
   (post-processing; `TheoryThreshold`), divided by AMBSSGD_REDUCTION as Sec. 5 "reduce[s] the clipping
   threshold recommended by the theory by a constant factor"; no trimming (paper 004's robustness device is not
-  the baseline's).
+  the baseline's).  Under corruption its sigma is the spread of the labels it sees (`label_spread`): the clean
+  sigma would hand it the clean distribution, which a threshold read from the data cannot know.
 - DP-SSP (`ssp`): x_bound = 1 (unit sphere), y_bound = 1 + sigma (|<x, w*>| <= 1, |z| <= sigma: the clean
   label range, public).  The paper does not state DP-SSP's label bound; its corruption result (DP-SSP not
   robust to labels of 1000) needs a bound at least the corrupted labels, i.e. max |y| of the data:
@@ -47,6 +48,7 @@ from dpbench.algorithms.robust_gd import C2_SMALLEST, K_GAUSSIAN
 from dpbench.analyses import analysis
 from dpbench.claims import Verdict, claim, failed, majority, paired_cells
 from dpbench.data import Dataset, load_dataset
+from dpbench.data.sets.paper004 import CORRUPT_LABEL
 from dpbench.plots.paper004 import excess_error
 
 DEFAULTS = "DP-ROBGD (dpbench defaults)"
@@ -98,10 +100,18 @@ def trial_data(n: int, kappa: float, sigma: float, alpha: float, seed: int) -> D
                          "fraction": alpha}, split_seed=seed)
 
 
+def label_spread(sigma: float, alpha: float) -> float:
+    """The label noise scale of the data an algorithm sees: sigma, or with a fraction alpha of the labels at
+    CORRUPT_LABEL the root mean square mix sqrt((1 - alpha) sigma^2 + alpha CORRUPT_LABEL^2) -- what a threshold
+    estimated from the data (Varshney et al.'s DP-STAT) tracks; it cannot tell corrupted labels apart (paper 004
+    Remark 4.1 (iii): only Alg. 2 is robust to them)."""
+    return math.sqrt((1 - alpha) * sigma**2 + alpha * CORRUPT_LABEL**2)
+
+
 def settings(n: int, w_star: np.ndarray, S: np.ndarray, sigma: float, epsilon: float, corruption: bool,
-             extra: bool):
+             extra: bool, alpha: float = 0.0):
     """[(label, registry name, params, private)] for one cell; params are public functions of the design (w*, S:
-    the second moment of its covariates, sigma)."""
+    the second moment of its covariates, sigma, the corrupted fraction alpha)."""
     ev = np.linalg.eigvalsh(S)
     lam_max, kappa_s = float(ev[-1]), float(ev[-1] / ev[0])
     delta = min(1e-6, n ** -2.0)
@@ -112,7 +122,8 @@ def settings(n: int, w_star: np.ndarray, S: np.ndarray, sigma: float, epsilon: f
            ("DP-ROBGD*", "robgd", {**robgd, "best_iterate": True}, True),
            ("DP-AMBSSGD", "ambssgd", {**priv, "learning_rate": 1 / (2 * lam_max),
                                       "n_rounds": math.ceil(3 * kappa_s * math.log(n)),
-                                      "grad_bound": TheoryThreshold(w_star, S, sigma, n)}, True),
+                                      "grad_bound": TheoryThreshold(w_star, S, label_spread(sigma, alpha), n)},
+            True),
            ("DP-SSP", "ssp", {**priv, "x_bound": 1.0, "y_bound": 1.0 + sigma}, True),
            ("OLS (non-private)", "ols", {"fit_intercept": False}, False)]  # the model has no intercept
     if corruption:
@@ -128,7 +139,7 @@ def run_cell(n, kappa, sigma, alpha, epsilon, trials, corruption=False, extra=Fa
     for seed in range(trials):
         data = trial_data(n, kappa, sigma, alpha, seed)
         X, y, w, S = data.X_train, data.y_train, data.extra["coef"], data.extra["second_moment"]
-        for label, name, params, private in settings(n, w, S, sigma, epsilon, corruption, extra):
+        for label, name, params, private in settings(n, w, S, sigma, epsilon, corruption, extra, alpha):
             params = dict(params)
             if name == "ssp" and params["y_bound"] is None:
                 params["y_bound"] = float(np.abs(y).max())  # data-dependent: non-private
