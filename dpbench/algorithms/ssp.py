@@ -18,7 +18,7 @@ from dpbench.algorithms.base import FIT_INTERCEPT, FRACTION, POSITIVE, PRIVACY, 
 from dpbench.algorithms.linear_algebra import solve_psd
 from dpbench.algorithms.registry import algorithm
 from dpbench.algorithms.shared_data import SharedData
-from dpbench.privacy import PrivacyLedger, gaussian_mechanism, split_mu, symmetric_gaussian_mechanism
+from dpbench.privacy import PrivacyLedger, gaussian_mechanism, gaussian_std, split_mu, symmetric_gaussian_mechanism
 
 
 class SharedStatisticsRegressor(DPLinearRegressor):
@@ -75,10 +75,10 @@ def private_gram_and_ridge(
     gram = shared.gram(*key)
     d, sens = gram.shape[0], x_bound**2
     lam_min = gaussian_mechanism(shared.min_eigenvalue(*key), sens, mu_lambda, rng, ledger, "lambda_min(X^T X)")
-    sigma_lambda = sens / mu_lambda
+    sigma_lambda = gaussian_std(sens, mu_lambda)  # the std drawn
     lam_min = max(0.0, lam_min - sigma_lambda * math.sqrt(2 * math.log(2 / rho)))
     noisy_gram = symmetric_gaussian_mechanism(gram, sens, mu_gram, rng, ledger, "X^T X")
-    sigma_gram = sens / mu_gram
+    sigma_gram = gaussian_std(sens, mu_gram)
     lam = max(0.0, sigma_gram * math.sqrt(d * math.log(2 * max(d, 1) ** 2 / rho)) - lam_min) if d else 0.0
     return noisy_gram, lam
 

@@ -39,6 +39,23 @@ def noise_weakening() -> float:
     return _WEAKENING[-1]
 
 
+_AUTHORS_MU: list[float] = []  # the fit's total mu inside `authors_noise`
+
+
+@contextlib.contextmanager
+def authors_noise(mu_total: float):
+    """Within the block every Gaussian release of this module draws std = sensitivity x `mu_total` (the fit's
+    total GDP mu), not sensitivity / its own mu: the calibration of paper 000's authors' public code (mu
+    multiplied, one scale for every release and round), so `dpbench.analyses.diagnose_fig2` can refit their
+    results' noise.  Not private; the ledger records the std drawn (its charges say what it should have been).
+    Only that analysis enters it; in-process only."""
+    _AUTHORS_MU.append(float(mu_total))
+    try:
+        yield
+    finally:
+        _AUTHORS_MU.pop()
+
+
 @dataclass
 class Release:
     """One release as a mechanism saw it, before its noise: what a per-release sensitivity test compares."""
@@ -97,9 +114,12 @@ def report_release(mechanism: str, name: str, value, sensitivity, charge, output
 
 
 def gaussian_std(sensitivity: float, mu: float) -> float:
-    """Noise std of the mu-GDP Gaussian mechanism (Thm II.3): sensitivity / mu."""
+    """Noise std of the mu-GDP Gaussian mechanism (Thm II.3): sensitivity / mu (inside `authors_noise`: the
+    authors' code's sensitivity x total mu, not private)."""
     if mu <= 0:
         raise ValueError(f"mu must be > 0, got {mu!r}")
+    if _AUTHORS_MU:
+        return sensitivity * _AUTHORS_MU[-1]
     return sensitivity / mu
 
 
