@@ -98,6 +98,51 @@ def claims(figure: str | None = None) -> list[Claim]:
     return [c for c in _CLAIMS if figure is None or c.figure == figure]
 
 
+# ---- diagnoses: why a claim does not come out --------------------------------------------------------------
+
+CAUSES = ("data", "accounting", "set-up", "none found")  # the data differ; the paper's (or its code's) noise
+# differs from a correct one; a partner's or dpbench's set-up; none found: a genuine non-reproduction
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The most likely cause of a claim's disagreement, with the experiment that shows it."""
+    figure: str
+    where: str  # the claim's `where`
+    cause: str  # one of CAUSES
+    command: str  # the command that runs the experiment behind it
+    explain: Callable  # explain(load) -> str: what that experiment measured
+
+    def line(self, load) -> str:
+        """'diagnosis (cause): what was measured [command]'; 'not run' when its results are missing."""
+        try:
+            text = self.explain(load)
+        except FileNotFoundError:
+            text = "its experiment has not been run"
+        return f"diagnosis ({self.cause}): {text} [`{self.command}`]"
+
+
+_DIAGNOSES: list[Diagnosis] = []
+
+
+def diagnosis(figure: str, where: str, cause: str, command: str):
+    """Function decorator: register `explain(load) -> str` as the diagnosis of the claim (figure, where)."""
+    if cause not in CAUSES:
+        raise ValueError(f"cause must be one of {CAUSES}, got {cause!r}")
+
+    def decorate(fn):
+        _DIAGNOSES.append(Diagnosis(figure, where, cause, command, fn))
+        return fn
+
+    return decorate
+
+
+def diagnoses(c: Claim) -> list[Diagnosis]:
+    """The diagnoses registered for claim `c`."""
+    _import_all()
+    return [d for d in _DIAGNOSES if (d.figure, d.where) == (c.figure, c.where)]
+
+
 def _import_all() -> None:
     """Claims live next to what they check (analyses, tuning experiments); import those packages."""
     import dpbench.analyses  # noqa: F401

@@ -88,6 +88,7 @@ class Section:
     figures: list = field(default_factory=list)  # paths relative to results_dir
     error: str | None = None
     not_judged: str | None = None  # why its claims are not judged (results not at the paper's settings)
+    diagnoses: dict = field(default_factory=dict)  # Claim -> its diagnosis lines (claims not reproduced)
 
     @property
     def smoke(self) -> bool:
@@ -172,7 +173,10 @@ def sections(results_dir: Path) -> list[Section]:
             sec.error = None
         sec.not_judged = None if sec.smoke or sec.error else paper_settings(results_dir, name)
         for c in [] if sec.smoke or sec.not_judged else claims.claims(name):
-            sec.claims.append((c, judge(c, results_dir)))
+            verdict = judge(c, results_dir)
+            sec.claims.append((c, verdict))
+            if verdict.holds is not True:
+                sec.diagnoses[c] = [d.line(lambda n: paper_rows(results_dir, n)) for d in claims.diagnoses(c)]
         out.append(sec)
     return out
 
@@ -263,7 +267,7 @@ def markdown(secs: list[Section]) -> str:
             lines += [f"*{s.error or s.not_judged}*", ""]
         for c, v in s.claims:
             lines += [f"- **{VERDICTS[v.holds]}** (paper {c.paper}) {c.text}  ", f"  criterion: {c.criterion}  ",
-                      f"  measured: {v.measured}"]
+                      f"  measured: {v.measured}" + "".join(f"  \n  {d}" for d in s.diagnoses.get(c, []))]
         if s.claims:
             lines.append("")
         for f in s.figures:
@@ -304,7 +308,8 @@ def to_html(secs: list[Section]) -> str:
         if s.claims:
             rows = "".join(f"<tr class='{VERDICTS[v.holds].replace(' ', '-')}'><td>{e(VERDICTS[v.holds])}</td>"
                            f"<td>paper {e(c.paper)}, {e(c.text)}</td><td>{e(c.criterion)}</td>"
-                           f"<td>{e(v.measured)}</td></tr>" for c, v in s.claims)
+                           f"<td>{e(v.measured)}{''.join(f'<br><b>{e(d)}</b>' for d in s.diagnoses.get(c, []))}"
+                           "</td></tr>" for c, v in s.claims)
             body.append("<table><tr><th>verdict</th><th>claim</th><th>criterion</th><th>measured</th></tr>"
                         f"{rows}</table>")
         body += [f"<figure><a href='{e(quote(f))}'><img src='{e(quote(f))}' alt='{e(s.name)}'></a>"

@@ -129,3 +129,21 @@ def test_results_not_at_the_papers_settings_are_not_judged(tmp_path):
     assert sec.not_judged is None and sec.claims
     # the quick grid is still the latest (its runs are read for the figures), but a claim reads the paper's only
     assert len(load_results(tmp_path, "fig1")) > len(paper_rows(tmp_path, "fig1")) == len(expand(paper))
+
+
+def test_a_claim_not_reproduced_carries_its_diagnosis(tmp_path, monkeypatch):
+    """A diagnosis registered for a claim is printed beside it (cause, what its experiment measured, the command)
+    when the claim is not reproduced or undecided; an experiment not run says so; a reproduced claim has none;
+    an unknown cause is an error."""
+    c = claims.claims("theory")[0]
+    monkeypatch.setattr(claims, "_DIAGNOSES", [])
+    claims.diagnosis("theory", c.where, "set-up", "python -m dpbench analysis x")(lambda load: load("x") and "")
+    claims.diagnosis("theory", c.where, "data", "python -m dpbench analysis y")(lambda load: "copies differ: 0.1")
+    sec = {s.name: s for s in sections(tmp_path)}["theory"]  # not run: every claim undecided
+    assert sec.diagnoses[c] == ["diagnosis (set-up): its experiment has not been run [`python -m dpbench analysis x`]",
+                                "diagnosis (data): copies differ: 0.1 [`python -m dpbench analysis y`]"]
+    assert all(not v for k, v in sec.diagnoses.items() if k != c)
+    assert "  \n  diagnosis (data): copies differ: 0.1" in markdown([sec])
+    assert "<b>diagnosis (data): copies differ: 0.1" in to_html([sec])
+    with pytest.raises(ValueError, match="cause must be one of"):
+        claims.diagnosis("theory", c.where, "bad luck", "cmd")

@@ -28,7 +28,7 @@ from dpbench import algorithms, reference, results
 from dpbench.algorithms.shared_data import SharedData
 from dpbench.analyses import analysis
 from dpbench.analyses.paper000_comparisons import BOTH_TUNED, SUBSTANTIAL, Y, cells
-from dpbench.claims import ALPHA, MIN_CELLS, released, sign_test
+from dpbench.claims import ALPHA, MIN_CELLS, diagnosis, released, sign_test
 from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
 from dpbench.privacy import mu_from_epsilon_delta
 from dpbench.privacy.mechanisms import authors_noise
@@ -166,7 +166,8 @@ def diagnosis_text(table: pd.DataFrame) -> str:
             f"test: sign test p < {ALPHA:g} and median MSE ratio <= {SUBSTANTIAL:g}): {verdict}")
 
 
-def diagnosis(load) -> str:
+@diagnosis(FIGURE, "Sec. IV, Fig. 2 (both tuned)", "accounting", f"python -m dpbench analysis {NAME}")
+def explain(load) -> str:
     """The diagnosis line from the results `load(name)` returns (the report's loader): the refits of this
     analysis and, read now, the `fig2` sweep's DP-GD and BoostedAdaSSP runs."""
     return diagnosis_text(comparison(load(NAME), load(FIGURE)))
