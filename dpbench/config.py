@@ -407,6 +407,7 @@ def validate(cfg) -> dict:
         cfg["datasets"], cfg["dataset_grid"] = cross_dataset_grid(cfg["datasets"], cfg.get("dataset_grid")), {}
         for spec in expand_dataset_specs(cfg["datasets"]):
             check_spec(spec)  # names and options (synthetic: the generator's own checks), so none fails as data_error
+            _check_has_test_part(spec)
         _check_algorithms(cfg["algorithms"])
         _check_plot(cfg["plot"], [a if isinstance(a, str) else a["name"] for a in cfg["algorithms"]])
         expand(experiment(cfg))  # epsilons, deltas, seeds, split, tasks
@@ -415,6 +416,16 @@ def validate(cfg) -> dict:
     except (TypeError, ValueError) as exc:
         raise ConfigError(str(exc)) from None
     return cfg
+
+
+def _check_has_test_part(spec) -> None:
+    """A sweep scores on a test part; a dataset fitted and scored on all rows has none (ConfigError naming it)."""
+    from dpbench import data
+
+    name = spec if isinstance(spec, str) else spec["name"]
+    if data.get_spec(name).split == "all":
+        raise ConfigError(f"dataset {name!r} has no test part (paper 003 fits and scores on all its rows): a sweep "
+                          f"cannot score it; run `python -m dpbench analysis paper003`")
 
 
 def experiment(cfg: dict) -> dict:

@@ -64,7 +64,7 @@ MUTANTS = [
            (SENSITIVITY + "[dp_xgboost]",
             "tests/algorithms/test_dp_xgboost.py::test_ledger_has_the_packages_split_of_each_round_and_composes_to_the_budget")),
     Mutant("tukey_depth_weights_x2", "algorithms/tukey.py",  # the paper's monotone exponent under a swap
-           "log_w = depth_log_weights(log_v, t, eps_half / 2)", "log_w = depth_log_weights(log_v, t, eps_half)",
+           "    depth_exponent_divisor = 2\n", "    depth_exponent_divisor = 1\n",
            ("tests/algorithms/test_tukey.py::test_ledger_when_ptr_passes",)),
     Mutant("selection_vote_x4", "algorithms/private_selection.py",
            "exponential_mechanism(self.epsilon * counts,", "exponential_mechanism(4 * self.epsilon * counts,",

@@ -146,8 +146,8 @@ def p003(rng, effect):
         dist = m / 50 / d if paper else (m / 500 * d if effect == "strong" else rng.uniform(0, 20))
         rows.append({"part": "fig2", "d": d, "m": m, "seed": s, "ptr_distance": dist, "ptr_threshold": 10.0})
     for m in paper003.M_GRID:
-        rows.append({"part": "runtime", "dataset": "Synthetic", "method": "TukeyEM", "m": m,
-                     "fit_seconds": m / 4000 + (2.0 if effect == "strong" else 0.0) if effect != "null"
+        rows.append({"part": "runtime", "dataset": "Synthetic", "method": "TukeyEM", "m": m, "repeats": 5,
+                     "cpu_seconds": m / 4000 + (2.0 if effect == "strong" else 0.0) if effect != "null"
                      else rng.uniform(0.01, 0.5)})
     return pd.DataFrame(rows)
 
@@ -394,7 +394,7 @@ def test_a_fallback_is_read_from_zero_model_where_rows_have_it():
     """A run with a fallback in some rounds but a trained model released (zero_model False) is not a fallback;
     rows without the column (older results) fall back to the status."""
     df = pd.DataFrame({"cell": [1] * 4, "side": ["a", "a", "b", "b"], "v": [1.0, 1.0, 2.0, 3.0],
-                       "status": ["ok", "ok", "threshold_histogram_empty_in_some_rounds", "threshold_histogram_empty"],
+                       "status": ["ok", "ok", "distance_histogram_empty_in_some_rounds", "distance_histogram_empty"],
                        "zero_model": [False, False, False, True]})
     assert paired_cells(df, ["cell"], "side", "a", "b", "v").failed == (0, 1)
     assert paired_cells(df.drop(columns="zero_model"), ["cell"], "side", "a", "b", "v").failed == (0, 2)

@@ -204,6 +204,7 @@ BAD = [
      "plot.x=dp_ebm is not among the experiment's algorithms (ols): set plot.x and plot.y to two of them, or draw "
      "the default figure (privacy_curve) with ~plot"),
     (["name=null"], "the config has no experiment name"),
+    (["datasets=[paper003_garbage]"], "dataset 'paper003_garbage' has no test part (paper 003 fits and scores on"),
 ]
 
 

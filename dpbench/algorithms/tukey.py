@@ -295,6 +295,10 @@ class TukeyEMRegressor(DPLinearRegressor):
     """
 
     composes_in_gdp = False  # Laplace + exponential mechanism, group privacy
+    # The exponential mechanism's exponent is (eps/2) i / depth_exponent_divisor: 2, the standard factor that keeps
+    # it private under a swap (Privacy (c)).  The paper's exp((eps/2) i) is 1: not private under dpbench's
+    # relation; only analyses/paper003.py's diagnosis subclass sets it, never a registered algorithm.
+    depth_exponent_divisor = 2
     fitted_attributes = {"n_models_": PUBLIC, "ptr_threshold_": PUBLIC, "ptr_noisy_distance_": RELEASE,
                          "ptr_passed_": RELEASE, "depth_": RELEASE, "fit_status_": RELEASE}
 
@@ -336,7 +340,7 @@ class TukeyEMRegressor(DPLinearRegressor):
                                   "PTR distance to unsafe model sets (Lemma 3.6)")
         self.ptr_noisy_distance_ = noisy
         self.ptr_passed_ = bool(noisy >= self.ptr_threshold_)
-        log_w = depth_log_weights(log_v, t, eps_half / 2)  # exp((eps/2) i / 2): depth is not monotone (c)
+        log_w = depth_log_weights(log_v, t, eps_half / self.depth_exponent_divisor)  # (c): exp((eps/2) i / 2)
         if not self.ptr_passed_ or not np.isfinite(log_w).any():
             self.fit_status_ = "ptr_failed" if not self.ptr_passed_ else "empty_depth_region"
             return np.zeros(d)

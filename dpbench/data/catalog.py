@@ -16,7 +16,9 @@ Splits (`split`): 'fixed' is the authors' train_test_split(test_size=0.2,
 random_state=42) for every seed; 'per_seed' uses random_state=split_seed; both
 stratified for classification.  Datasets with an official test part (the
 LIBSVM files, generated data) always use it; 'paper' trains on it too (cod-rna,
-see data/sets/classification.py).
+see data/sets/classification.py).  Datasets declared with split policy 'all'
+(paper 003's, which its paper fits and scores on every row) train on every row
+in every mode, with an empty test part.
 """
 
 from __future__ import annotations
@@ -119,6 +121,8 @@ def split_rows(spec: DatasetSpec, enc: Encoded, split: str = "fixed", split_seed
     if split == "paper" and spec.paper_split != "paper":
         raise ValueError(f"split='paper' (train and test on the official test part) exists only for "
                          f"{', '.join(n for n in available() if get_spec(n).paper_split == 'paper')}, not {spec.name}")
+    if spec.split == "all":
+        return np.arange(len(enc.y)), np.arange(0)
     if enc.test_mask is not None:
         test = np.flatnonzero(enc.test_mask)
         return (test if split == "paper" else np.flatnonzero(~enc.test_mask)), test

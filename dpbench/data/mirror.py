@@ -1,9 +1,11 @@
 """Building and checking a data mirror (the layout of ../shared/data), for machines without internet.
 
 Layout: openml/<task_id>.parquet (features, categoricals as pandas `category`
-with string labels, the target last) and classification/<name>.parquet (the
+with string labels, the target last), classification/<name>.parquet (the
 raw columns as published; LIBSVM sets as f1..fp float32, y in {0,1}, and a
-`split` column train/test), each folder with a MANIFEST.csv.
+`split` column train/test) and paper003/<name>.parquet (a paper's own copies,
+prepared by the mirror's maintainers: sources.PaperCopy), each folder with a
+MANIFEST.csv.
 """
 
 from __future__ import annotations
@@ -127,9 +129,11 @@ def manifest_check(name: str, path: Path, frame: pd.DataFrame, manifest: pd.Data
         return ["no MANIFEST.csv row"]
     row = rows.iloc[-1]
     got = {"rows": str(len(frame)), "bytes": str(path.stat().st_size), "columns": str(frame.shape[1] - 1),
-           "cols": str(frame.shape[1])}  # columns: features (openml/), cols: all columns (classification/)
+           "features": str(frame.shape[1] - 1), "cols": str(frame.shape[1])}
+    # columns / features: feature columns (openml/ / paper003/), cols: all columns (classification/)
     problems = [f"{k} {v} != manifest {row[k]}" for k, v in got.items() if row.get(k, "") not in ("", v)]
-    if row.get("sha256", "") and row["sha256"] != sha256(path):
+    hashed = getattr(spec.source, "manifest_sha256_of_file", True)  # False: the original file's (PaperCopy)
+    if hashed and row.get("sha256", "") and row["sha256"] != sha256(path):
         problems.append("sha256 differs from the manifest")
     return problems
 

@@ -19,16 +19,18 @@ from dpbench.data.preprocess import Schema
 from dpbench.data.sources import Generator
 
 TASKS = ("regression", "classification")
-SPLIT_POLICIES = ("random", "official")
+SPLIT_POLICIES = ("random", "official", "all")
 
 
 @dataclass(frozen=True)
 class DatasetSpec:
     """A dataset's description.
 
-    source: where the raw frame comes from (`dpbench.data.sources`: OpenMLTask, RawFiles, Generator).
+    source: where the raw frame comes from (`dpbench.data.sources`: OpenMLTask, RawFiles, PaperCopy, Generator;
+        Unavailable for none).
     split: 'random' (train_test_split 80/20, the authors' fixed seed or per seed, stratified for
-        classification) or 'official' (the frame's `split` column marks the test rows).
+        classification), 'official' (the frame's `split` column marks the test rows) or 'all' (every row is a
+        training row and the test part is empty: for a paper that fits and scores on all rows, paper 003).
     paper: the numbers the paper reports, which `data verify` checks (keys: n, columns, d, true_bound,
         train, test, positive_pct; see mirror.measure); paper_table names the table, paper_split the split
         under which they hold ('paper': trained and tested on the official test rows, cod-rna only).

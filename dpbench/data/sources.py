@@ -98,6 +98,39 @@ class RawFiles:
 
 
 @dataclass(frozen=True)
+class PaperCopy:
+    """A paper's own copy of a dataset that the mirror's maintainers prepared (no import command): mirror file
+    <folder>/<stem>.parquet (features, then the label), read in place.
+
+    Its MANIFEST.csv row (name = stem) gives rows and features; its sha256 is the original file's, not the
+    parquet's, so `data verify` does not compare it (the folder's README.md says how each file was made).
+    """
+
+    folder: str
+    stem: str
+    import_flag: ClassVar[str] = "from the data mirror's maintainers, no import command"
+    manifest_sha256_of_file: ClassVar[bool] = False
+
+    def file_name(self, spec) -> str:
+        return f"{self.stem}.parquet"
+
+    def manifest_key(self, spec) -> tuple[str, str]:
+        return "name", self.stem
+
+    def fetch_hint(self, spec) -> str:
+        return f"copy the data mirror's {self.folder}/ folder (its README.md) and set {DATA_DIR_ENV}=DIR"
+
+    def cached_file(self) -> Path | None:
+        return None
+
+    def not_cached(self) -> str:
+        return ""
+
+    def fetch(self) -> tuple[pd.DataFrame | None, str]:
+        return None, ""
+
+
+@dataclass(frozen=True)
 class Unavailable:
     """A dataset a paper used that no source here can provide: listed, and reported missing with `reason`."""
 

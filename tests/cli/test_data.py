@@ -48,7 +48,7 @@ def test_list_marks_every_set_missing_in_an_empty_dir(capsys, tmp_path):
 def test_list_on_the_mirror(capsys, mirror):
     code, lines = run(capsys, "list", "--data-dir", mirror)
     rows = dataset_lines(lines)
-    assert code == 0 and len(rows) == 48  # 33 OpenML + 5 classification + 8 of paper 003 + 2 generators
+    assert code == 0 and len(rows) == 50  # 33 OpenML + 5 classification + 10 of paper 003 + 2 generators
     for name, line in rows.items():
         status = catalog.availability(name, mirror)[0]
         assert (" MISSING " in line) == (status == "missing") and (" mirror " in line) == (status == "mirror")
@@ -67,9 +67,9 @@ def test_list_through_the_package_entry_point(capsys, tmp_path, monkeypatch):
 def test_verify_the_mirror(capsys, mirror):
     code, lines = run(capsys, "verify", "--data-dir", mirror)
     rows = dataset_lines(lines)
-    assert len(rows) == 45  # every dataset but the generators
+    assert len(rows) == 47  # every dataset but the generators
     for name, line in rows.items():
-        path = catalog.mirror_path(name, mirror)  # None: no source provides it (paper 003's missing five)
+        path = catalog.mirror_path(name, mirror)  # None: no source provides it (paper 003's missing four)
         expected = "MISSING" if path is None or not path.is_file() else "OK"
         assert line.startswith(expected), line
     assert code == 0

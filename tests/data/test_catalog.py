@@ -123,6 +123,16 @@ def test_bad_split_arguments(tmp_path):
         catalog.split_rows(get_spec("openml_361072"), enc, "per_seed", -1)
 
 
+def test_split_policy_all_trains_on_every_row_in_every_mode():
+    """Paper 003 fits and scores on all rows: its datasets declare split 'all' (every row trains, no test part)."""
+    enc = Encoded(X=np.zeros((10, 1)), y=np.arange(10.0), feature_names=("a",), feature_types=("continuous",))
+    for mode, seed in (("fixed", 42), ("per_seed", 3)):
+        train, test = catalog.split_rows(get_spec("paper003_synthetic"), enc, mode, seed)
+        assert train.tolist() == list(range(10)) and test.size == 0
+    data = load_dataset({"name": "paper003_synthetic", "n": 300, "d": 2}, split_seed=0, split="per_seed")
+    assert (data.n_train, data.n_test) == (300, 0) and data.X_test.shape == (0, 2)
+
+
 # ------------------------------------------------------------------ data directory
 
 
