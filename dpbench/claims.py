@@ -12,7 +12,8 @@ dataset, partners that failed).
 Every criterion has a stated false-positive rate `fpr`: for a claim of an effect (`effect=True`), how often it
 comes out reproduced on results with no effect; for a claim of no effect (`effect=False`, e.g. "not a
 controlling factor", "competitive"), how often it comes out reproduced on results with a strong effect.
-tests/test_claims.py checks both on seeded synthetic results.
+`dpbench.claim_simulation` measures both, and the power at the paper's effect, on seeded synthetic results
+(tests/test_claims.py checks them; the report prints them).
 
 Shared conventions (one place, used by every check):
 - a *cell* is one comparison unit (dataset x epsilon, or epsilon x p x n); a run counts with what it released:
@@ -30,6 +31,7 @@ Shared conventions (one place, used by every check):
 from __future__ import annotations
 
 import contextlib
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -76,6 +78,13 @@ class Claim:
     @property
     def text(self) -> str:
         return f'{self.where}: "{self.quote}"'
+
+    @property
+    def key(self) -> str:
+        """'figure:hash' of where, quote and criterion: a changed criterion gets a new key, so rates measured for the
+        old one (dpbench/claim_rates.json) no longer apply to it."""
+        text = "\n".join((self.where, self.quote, self.criterion))
+        return f"{self.figure}:{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
 _CLAIMS: list[Claim] = []

@@ -256,8 +256,33 @@ def _verdict_counts(secs: list[Section]) -> str:
     return ", ".join(f"{n} {k}" for k, n in counts.items()) or "no claims checked"
 
 
+RATES_NOTE = ("Beside each criterion, how often it comes out reproduced on seeded synthetic results with no effect "
+              "(its false positives; for a claim of no effect, results with a strong one) and with an effect of the "
+              "size the paper reports (its power), from dpbench/claim_rates.json (`python -m dpbench readme "
+              "--claim-rates`); 'low power' below 80%.")
+
+
+def rates_line(c, rates: dict) -> str:
+    """'false positives: k of R (stated <= fpr); power at the paper's effect: k of R' from the committed counts
+    (`dpbench.claim_simulation`), or 'rates not computed' when they lack the claim (its criterion changed)."""
+    from dpbench.claim_simulation import low_power
+
+    r = rates.get(c.key)
+    if r is None:
+        return "rates not computed"
+    return (f"false positives: {r['false_positives']} of {r['replicates']} (stated <= {c.fpr:g}); power at the "
+            f"paper's effect: {r['power']} of {r['replicates']}" + (" (low power)" if low_power(r) else ""))
+
+
+def _rates() -> dict:
+    from dpbench import claim_simulation
+
+    return claim_simulation.load()
+
+
 def markdown(secs: list[Section]) -> str:
-    lines = ["# dpbench reproduction report", "", f"Claims: {_verdict_counts(secs)}.", ""]
+    rates = _rates()
+    lines = ["# dpbench reproduction report", "", f"Claims: {_verdict_counts(secs)}. {RATES_NOTE}", ""]
     lines += [f"- [{s.name}](#{s.name}): {s.error or _verdict_counts([s])}" for s in secs] + [""]
     for s in secs:
         if s.smoke and not any(t.smoke for t in secs[:secs.index(s)]):
@@ -267,6 +292,7 @@ def markdown(secs: list[Section]) -> str:
             lines += [f"*{s.error or s.not_judged}*", ""]
         for c, v in s.claims:
             lines += [f"- **{VERDICTS[v.holds]}** (paper {c.paper}) {c.text}  ", f"  criterion: {c.criterion}  ",
+                      f"  rates: {rates_line(c, rates)}  ",
                       f"  measured: {v.measured}" + "".join(f"  \n  {d}" for d in s.diagnoses.get(c, []))]
         if s.claims:
             lines.append("")
@@ -293,9 +319,10 @@ figure img{max-width:100%;height:auto;border:1px solid #eee}figcaption{font-size
 
 def to_html(secs: list[Section]) -> str:
     e = html.escape
+    rates = _rates()
     body = [f"<h1>dpbench reproduction report</h1><p>Claims: {e(_verdict_counts(secs))}. A claim is "
             "<i>reproduced</i> only when the measured numbers support it; <i>undecided</i> when the results "
-            "cannot decide (not run, too few datasets).</p>"]
+            f"cannot decide (not run, too few datasets). {e(RATES_NOTE)}</p>"]
     toc = "".join(f"<li><a href='#{e(s.name)}'>{e(s.name)}</a>: {e(s.error or _verdict_counts([s]))}</li>"
                   for s in secs)
     body.append(f"<ul>{toc}</ul>")
@@ -307,7 +334,8 @@ def to_html(secs: list[Section]) -> str:
             body.append(f"<p><i>{e(s.error or s.not_judged)}</i></p>")
         if s.claims:
             rows = "".join(f"<tr class='{VERDICTS[v.holds].replace(' ', '-')}'><td>{e(VERDICTS[v.holds])}</td>"
-                           f"<td>paper {e(c.paper)}, {e(c.text)}</td><td>{e(c.criterion)}</td>"
+                           f"<td>paper {e(c.paper)}, {e(c.text)}</td>"
+                           f"<td>{e(c.criterion)}<br><i>{e(rates_line(c, rates))}</i></td>"
                            f"<td>{e(v.measured)}{''.join(f'<br><b>{e(d)}</b>' for d in s.diagnoses.get(c, []))}"
                            "</td></tr>" for c, v in s.claims)
             body.append("<table><tr><th>verdict</th><th>claim</th><th>criterion</th><th>measured</th></tr>"
@@ -340,4 +368,5 @@ def fraction(k: int, n: int) -> str:
     return f"{k}/{n}" + (f" ({100 * k / n:.0f}%)" if n else "")
 
 
-__all__ = ["Section", "fraction", "load_results", "log_sweep", "markdown", "sections", "to_html", "write"]
+__all__ = ["Section", "fraction", "load_results", "log_sweep", "markdown", "rates_line", "sections", "to_html",
+           "write"]

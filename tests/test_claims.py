@@ -1,228 +1,35 @@
 """Every registered claim against synthetic results: on results with no effect a claim of an effect comes out
-reproduced at most at its stated false-positive rate (claims of no effect: on results with a strong effect), over
-seeded replicates; and built cases where each claim must hold, must not hold, and must be undecided.
+reproduced at most at its stated false-positive rate (claims of no effect: on results with a strong effect), and on
+results with the paper's effect it comes out reproduced often enough (its power), over seeded replicates; the counts
+are the ones committed in dpbench/claim_rates.json (the report prints them); and built cases where each claim must
+hold, must not hold, and must be undecided.
 
-The generators below build the smallest frames with the columns each figure's checks read: `make(figure, rng,
-effect)` with effect 'null' (every algorithm drawn from one distribution), 'strong' (the effect the claim's
-opposite needs: for an effect claim the paper's effect, for a no-effect claim a strong one) or 'paper' (results
-that look like the paper's sentence).
+The generators are dpbench.claim_simulation's: `make(figure, rng, effect)` with effect 'null' (every algorithm
+drawn from one distribution), 'strong' (the effect the claim's opposite needs: for an effect claim the paper's
+effect, for a no-effect claim a strong one) or 'paper' (results that look like the paper's sentence).
 """
 
 from __future__ import annotations
 
-import itertools
-import json
-import math
+import functools
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from dpbench import claims
-from dpbench.analyses import paper003
+from dpbench import claim_simulation, claims
+from dpbench.claim_simulation import ROBUST, SCATTER, make, p004, paper001, robust, scatter, timing
 from dpbench.claims import Cells, majority, paired_cells, sign_test, spearman_interval
-from dpbench.data import dataset_label
 
 REPLICATES = 100
-Z = 3.09  # one-sided 0.1% normal quantile: the margin below
+POWER_FLOOR = 0.5  # below it a claim true at the paper's effect comes out reproduced less often than not
 
 
 def allowed(fpr: float, replicates: int = REPLICATES) -> int:
     """Reproduced replicates tolerated at a false-positive rate `fpr`: its binomial 99.9% quantile (so a correct
     criterion fails this test in at most 1 of 1000 seeds)."""
     return int(stats.binom.ppf(0.999, replicates, fpr))
-
-
-# ---- generators -------------------------------------------------------------------------------------------
-
-SCATTER = {"fig1": "adassp", "fig1_fixed": "adassp", "fig1_split": "adassp", "fig2": "dpgd", "fig3": "tukey",
-           "fig4": "dp_ebm", "fig5": "ambssgd", "fig12": "tukey"}
-EPS = (0.1, 1.0, 10.0)
-
-
-def scatter(figure, rng, effect, datasets=24, fail=0.0):
-    """Figs 1-5, 12: log MSE = dataset level + noise; 'paper': BoostedAdaSSP 60% to 33% lower (its advantage shrinking
-    with epsilon); 'strong' for Fig. 12: the log MSE ratio follows log(n/d); for Fig. 1(b): BoostedAdaSSP 3x worse.
-    `fail`: the share of the partner's runs that end in ptr_failed."""
-    partner, rows = SCATTER[figure], []
-    n_over_d, levels = np.exp(rng.uniform(3, 10, datasets)), rng.normal(size=datasets)
-    for i, e, mode, s in itertools.product(range(datasets), EPS, ("tuned", "fixed"), (0, 1)):
-        level = levels[i]
-        for alg in ("boosted_adassp", partner):
-            log = level + rng.normal(0, 0.3)
-            if alg == "boosted_adassp" and effect == "paper":
-                log -= 0.9 - 0.25 * EPS.index(e)
-            if alg == partner and effect == "strong":
-                log += 2 * (np.log(n_over_d[i]) - 6.5) if figure == "fig12" else -1.1
-            status = "ptr_failed" if alg == partner and rng.random() < fail else "ok"
-            rows.append({"dataset": f"d{i}", "epsilon": e, "tuning_mode": mode, "seed": s, "algorithm": alg,
-                         "status": status, "test_mse": math.exp(log), "n_train": int(n_over_d[i] * 8),
-                         "n_test": int(n_over_d[i] * 2), "d": 10})
-    return pd.DataFrame(rows)
-
-
-ROBUST = {"robust_label": "label", "robust_feature": "feature", "robust_model": "model"}
-
-
-def robust(figure, rng, effect, region=None, fail=lambda e, p, n: False):
-    """Figs 6-11: (eps, p, n) cells, 3 trials; 'paper': BoostedAdaSSP 3x better than AdaSSP and TukeyEM, except
-    TukeyEM 3x better than BoostedAdaSSP in `region(e, p, n)`."""
-    rows = []
-    for (alg, par), e, p, n, s in itertools.product(
-            (("boosted_adassp", {}), ("adassp", {}), ("tukey", {"n_models": 1000})), (0.5, 1.0), (0.01, 0.05, 0.1, 0.2),
-            (10_000, 100_000, 1_000_000), (0, 1, 2)):
-        log = rng.normal(0, 0.3)
-        if effect == "paper":
-            tukey_wins = region is not None and region(e, p, n)
-            log += {"boosted_adassp": 0.0, "adassp": 1.1, "tukey": -1.1 if tukey_wins else 1.1}[alg]
-        bad = alg == "tukey" and fail(e, p, n)
-        name = dataset_label({"name": "synthetic", "outlier": ROBUST[figure], "fraction": p, "n_train": n})
-        rows.append({"algorithm": alg, "params": json.dumps(par), "epsilon": e, "seed": s, "n_train": n,
-                     "dataset": name, "status": "ptr_failed" if bad else "ok", "test_mse": math.exp(log)})
-    return pd.DataFrame(rows)
-
-
-def paper001(rng, effect, ebm_fails=False):
-    """(dataset, eps, rounds) cells, 2 seeds; 'paper': BoostedAdaSSP F1 0.1 above DP-EBM, DP-EBM AUROC 0.02 above
-    BoostedAdaSSP, DP-XGBoost 0.2 below, the boosting ratio peaking at the middle epsilon."""
-    rows = []
-    eps = (0.1, 1.0, 10.0, 100.0)
-    methods = [("boosted_adassp_clf", loss) for loss in ("squared", "logistic", "hinge")] + [
-        ("dp_ebm_clf", None), ("dp_xgboost", None)]
-    for ds, e, r, (alg, loss), s in itertools.product(range(5), eps, (1, 10, 100), methods, (0, 1)):
-        f1, auc = rng.uniform(0.4, 0.6), rng.uniform(0.65, 0.75)
-        if effect == "paper":
-            f1 += {"boosted_adassp_clf": 0.1, "dp_ebm_clf": 0.0, "dp_xgboost": -0.2}[alg]
-            auc += 0.03 if alg == "dp_ebm_clf" else 0.0
-            if alg == "boosted_adassp_clf" and r > 1 and e in (1.0, 10.0):
-                f1 += 0.15  # boosting helps most at the intermediate privacy levels
-        status = "error" if ebm_fails and alg in ("dp_ebm_clf", "dp_xgboost") else "ok"
-        rows.append({"dataset": f"d{ds}", "epsilon": e, "param_n_rounds": r, "algorithm": alg, "param_loss": loss,
-                     "param_max_leaves": 100 if alg == "dp_ebm_clf" else None, "seed": s, "status": status,
-                     "test_f1": f1, "test_auroc": auc})
-    return pd.DataFrame(rows)
-
-
-def timing(rng, effect, rounds=1000):
-    ebm = 60.9 if effect == "paper" else 4.5
-    return pd.DataFrame([{"algorithm": a, "seconds": t * rng.uniform(0.9, 1.1), "n_rounds": rounds}
-                         for a, t in (("dp_ebm_clf", ebm), ("boosted_adassp_clf", 4.5)) for _ in range(3)])
-
-
-def clf_fig1(rng, effect):
-    rows = []
-    for ds, loss, r in itertools.product(("a", "b"), ("squared", "logistic", "hinge"), range(1, 51)):
-        falls = effect == "paper" and loss != "squared"
-        rows.append({"dataset": ds, "loss": loss, "round": r, "train_loss": 0.5 - (0.1 * (1 - 1 / r) if falls else 0)})
-    return pd.DataFrame(rows)
-
-
-def p003(rng, effect):
-    """The paper003 analysis' raw rows.  'paper': TukeyEM at the paper's values, matching the others, its PTR
-    distance falling with d, R^2 flat in m, runtime linear in m; 'strong': TukeyEM far below the others and R^2
-    rising steeply with m; 'null': R^2 and distances unrelated to method, d and m."""
-    rows = []
-    paper = effect == "paper"
-    for name in ("Synthetic", "California", "Diamonds"):
-        base = paper003.PAPER_TABLE[name][2]
-        for method in paper003.PAPER_METHODS[:4]:
-            if method == "TukeyEM":
-                continue
-            for s in range(5):
-                r2 = base - 0.05 + rng.normal(0, 0.01) if effect != "null" else rng.uniform(-1, 1)
-                rows.append({"dataset": name, "method": method, "part": "table", "seed": s, "train_r2": r2,
-                             "test_r2": r2, "status": "ok"})
-        for label, m, s in itertools.product(("TukeyEM",), paper003.M_GRID, range(5)):
-            if paper:
-                r2 = base + rng.normal(0, 0.01)
-            elif effect == "strong":
-                r2 = base - 2 + m / 1000 + rng.normal(0, 0.01)  # far below the others; best at the largest m
-            else:
-                r2 = rng.uniform(-1, 1)
-            rows.append({"dataset": name, "method": label, "part": "m_sweep", "m": m, "seed": s, "train_r2": r2,
-                         "test_r2": r2, "status": "ok", "ptr_passed": True})
-    for d, m, s in itertools.product(paper003.FIG2_D, paper003.M_GRID, range(3)):
-        dist = m / 50 / d if paper else (m / 500 * d if effect == "strong" else rng.uniform(0, 20))
-        rows.append({"part": "fig2", "d": d, "m": m, "seed": s, "ptr_distance": dist, "ptr_threshold": 10.0})
-    for m in paper003.M_GRID:
-        rows.append({"part": "runtime", "dataset": "Synthetic", "method": "TukeyEM", "m": m, "repeats": 5,
-                     "cpu_seconds": m / 4000 + (2.0 if effect == "strong" else 0.0) if effect != "null"
-                     else rng.uniform(0.01, 0.5)})
-    return pd.DataFrame(rows)
-
-
-P004_ALGS = ("DP-ROBGD", "DP-ROBGD*", "DP-AMBSSGD", "DP-SSP", "OLS (non-private)")
-
-
-def p004(rng, effect, figure="paper004_fig1", robgd_fails=False):
-    """paper004_fig1 (sweeps n, kappa, sigma) or paper004_corruption (alpha) rows, 5 trials.  'paper': DP-ROBGD 10x
-    below DP-AMBSSGD, DP-SSP 1.5x below DP-ROBGD except 10x above it at the smallest sigma; corruption: every error
-    but DP-ROBGD's 1000x at the largest alpha; 'strong' (fig1): DP-SSP 20x below DP-ROBGD."""
-    cells = ([("alpha", 1e6, 1.0, 1.0, a) for a in (0.0, 0.01, 0.03, 0.1)] if figure == "paper004_corruption" else
-             [("n", n, 1.0, 1.0, 0.0) for n in (1e4, 3e4, 1e5, 3e5, 1e6)]
-             + [("kappa", 1e6, k, 1.0, 0.0) for k in (1.0, 3.0, 10.0)]
-             + [("sigma", 1e6, 1.0, s, 0.0) for s in (0.01, 0.1, 1.0, 3.0)])
-    rows = []
-    for (sweep, n, k, sg, a), seed, alg in itertools.product(cells, range(5), P004_ALGS):
-        log = rng.normal(0, 0.3)
-        if effect == "paper":
-            if figure == "paper004_corruption":
-                log += math.log(1000) if a == 0.1 and not alg.startswith("DP-ROBGD") else 0.0
-            else:
-                log += {"DP-AMBSSGD": math.log(10), "DP-SSP": math.log(10) if sg == 0.01 else -math.log(1.5)}.get(
-                    alg, 0.0)
-        elif effect == "strong" and alg in ("DP-SSP", "DP-AMBSSGD"):
-            log -= math.log(20)  # both far below DP-ROBGD everywhere
-        status = "norm_histogram_empty" if robgd_fails and alg == "DP-ROBGD" and n <= 3e4 else "ok"
-        rows.append({"sweep": sweep, "n": n, "kappa": k, "sigma": sg, "alpha": a, "seed": seed, "algorithm": alg,
-                     "excess_error": math.exp(log), "status": status})
-    return pd.DataFrame(rows)
-
-
-def theory(rng, effect):
-    """The theory analysis' rows; 'paper': every bound met with room; 'null': errors scattered around the bounds;
-    'strong': every bound violated."""
-    ok = effect == "paper"
-    if effect == "strong":
-        df = theory(rng, "paper")
-        df["error"] = np.where(df["method"].isin(["adassp_bias", "adassp_one_shot"]), df["bound"] - 1.0,
-                               np.where(df["method"] == "alg3", 0.5, df["bound"].fillna(0.5) * 2 + 0.1))
-        return df
-    rows = []
-    for mu, tau in ((0.5, 1.0), (3.0, 0.5)):
-        base = {"mu": mu, "tau": tau, "rho": 1.0}
-        bound = max(0.0, abs(mu) - tau)
-        rows.append({**base, "method": "adassp_bias", "rounds": 1, "error": bound + (0.1 if ok else rng.normal(0, 1)),
-                     "bound": bound, "error_std": 0.0, "trials": 1})
-        for n in (1e3, 1e4):
-            rows.append({**base, "method": "adassp_one_shot", "n": n, "rounds": 1, "bound": bound, "trials": 8,
-                         "error": bound + (0.1 if ok else rng.normal(0, 1)), "error_std": 0.01})
-        for r in range(1, 31):
-            b = tau * 0.9 ** r
-            rows.append({**base, "method": "alg4", "rounds": r, "bound": b, "trials": 1, "error_std": 0.0,
-                         "error": (b / 2 if r < 30 else 1e-8) if ok else b * math.exp(rng.normal())})
-        for n, r in itertools.product((1e3, 1e4), (1, 10, 30)):
-            a3 = (0.1 if n == 1e3 else 0.01) if ok else rng.uniform(0, 1)
-            rows.append({**base, "method": "alg3", "n": n, "rounds": r, "error": a3, "error_std": 0.01, "trials": 8,
-                         "bound": np.nan})
-            rows.append({**base, "method": "alg3_minus_alg4", "n": n, "rounds": r, "bound": 0.1, "trials": 8,
-                         "error": 0.05 if ok else 0.1 * math.exp(rng.normal(0, 2)), "error_std": 0.001})
-            rows.append({**base, "method": "library_minus_alg3", "n": n, "rounds": r, "bound": 0.1, "trials": 1,
-                         "error": 1e-4 if ok else rng.uniform(0, 0.1), "error_std": 0.0})
-    return pd.DataFrame(rows)
-
-
-def make(figure, rng, effect):
-    if figure in SCATTER:  # Fig. 12's no-effect claim needs many datasets to be decided (a narrow interval)
-        return scatter(figure, rng, effect, datasets=300 if (figure, effect) == ("fig12", "paper") else 24)
-    if figure in ROBUST:
-        region = {"robust_label": lambda e, p, n: p == 0.01 and n >= 100_000,
-                  "robust_feature": lambda e, p, n: e == 1.0 and p <= 0.05 and n <= 100_000}.get(figure)
-        return robust(figure, rng, effect, region)
-    return {"paper001": paper001, "clf_timing": timing, "clf_fig1": clf_fig1, "paper003": p003, "theory": theory,
-            "paper004_fig1": p004, "paper004_fig1_eps0.1": lambda r, e: p004(r, e, "paper004_fig1_eps0.1"),
-            "paper004_corruption": lambda r, e: p004(r, e, "paper004_corruption")}[figure](rng, effect)
 
 
 def verdict(c, df):
@@ -241,13 +48,46 @@ def test_every_claim_states_where_what_and_how():
 
 # ---- false positives ----------------------------------------------------------------------------------------
 
+COMMITTED = claim_simulation.load()
+measured = functools.cache(claim_simulation.measure)  # one pass per claim, shared by the two tests below
+
+
+def test_every_claim_has_committed_rates():
+    """dpbench/claim_rates.json holds exactly the registered claims (a changed criterion changes its key):
+    `python -m dpbench readme --claim-rates` rewrites it."""
+    keys = [c.key for c in ALL]
+    assert len(set(keys)) == len(keys)
+    assert set(COMMITTED) == set(keys), "dpbench/claim_rates.json is stale: run python -m dpbench readme --claim-rates"
+
+
 @pytest.mark.parametrize("c", ALL, ids=IDS)
 def test_false_positive_rate(c):
-    """Effect claims on no-effect results ('null'); no-effect claims on results with a strong effect."""
-    effect = "null" if c.effect else "strong"
-    reps = REPLICATES if c.figure in SCATTER or c.figure in ROBUST else REPLICATES // 2
-    hits = sum(verdict(c, make(c.figure, np.random.default_rng([7, i]), effect)).holds is True for i in range(reps))
-    assert hits <= allowed(c.fpr, reps), f"{c.text}: reproduced in {hits} of {reps} ({effect}), fpr {c.fpr}"
+    """Effect claims on no-effect results ('null'); no-effect claims on results with a strong effect.  The count is
+    the committed one (same seeds), so the report's rates cannot go stale."""
+    m = measured(c)
+    hits, reps = m["false_positives"], m["replicates"]
+    assert hits <= allowed(c.fpr, reps), f"{c.text}: reproduced in {hits} of {reps} ({m['no_effect']}), fpr {c.fpr}"
+    assert COMMITTED.get(c.key, {}).get("false_positives") == hits, "run python -m dpbench readme --claim-rates"
+
+
+@pytest.mark.parametrize("c", ALL, ids=IDS)
+def test_power_at_the_papers_effect(c):
+    """On results with the paper's effect the claim comes out reproduced in at least half of the replicates; the
+    count is the committed one."""
+    m = measured(c)
+    assert COMMITTED.get(c.key, {}).get("power") == m["power"], "run python -m dpbench readme --claim-rates"
+    assert m["power"] >= POWER_FLOOR * m["replicates"], f"{c.text}: reproduced in {m['power']} of {m['replicates']}"
+
+
+def test_the_report_prints_the_rates_beside_each_criterion():
+    from dpbench.reproduction import rates_line
+
+    c = ALL[0]
+    assert rates_line(c, {}) == "rates not computed"
+    entry = {"false_positives": 3, "power": 70, "replicates": 100}
+    assert rates_line(c, {c.key: entry}) == ("false positives: 3 of 100 (stated <= 0.05); power at the paper's "
+                                             "effect: 70 of 100 (low power)")
+    assert "low power" not in rates_line(c, {c.key: {**entry, "power": 80}})
 
 
 # ---- built cases: must hold, must not hold, undecided ----------------------------------------------------------

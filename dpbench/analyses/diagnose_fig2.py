@@ -1,17 +1,17 @@
-"""Diagnosis of paper 000 Fig. 2 (BoostedAdaSSP vs DP gradient descent, both non-privately tuned): is the paper's
+"""Diagnosis of paper 000 Fig. 2 (BoostedAdaSSP vs DP gradient descent, in its three settings): is the paper's
 result explained by the noise calibration of the authors' public code?
 
 The authors' BoostedAdaSSP code converts (eps, delta) to the total GDP mu (Cor. II.5) and draws every Gaussian
-release -- lambda_min(X^T X), X^T X and each round's X^T g -- with std = sensitivity x mu: mu multiplied instead
-of divided, and not split across the three releases or the T rounds (Cor. II.4).  Its ridge lambda is computed
-from that same std.  This analysis refits every tuned BoostedAdaSSP run of the sweep `fig2` (same parameters,
-split, epsilon, delta and seed) inside `privacy.mechanisms.authors_noise`, which makes each release draw that
-std (and AdaSSP's lambda follow it); nothing else changes (dpbench's lambda formula, clipping, the 1:1:1 split of
-the correct fit).  Those rows are not private (`private` False) and no algorithm of the registry can reach the
-hook.  Each run is also refitted with dpbench's correct noise, a check that the refit reproduces the sweep.
+release -- lambda_min(X^T X), X^T X and each round's X^T g -- with std = sensitivity x mu: mu multiplied instead of
+divided, and not split across the three releases or the T rounds (Cor. II.4). Its ridge lambda is computed from
+that same std. This analysis refits every BoostedAdaSSP run (tuned and fixed) of the sweep `fig2` (same parameters,
+split, epsilon, delta and seed) inside `privacy.mechanisms.authors_noise`, which makes each release draw that std
+(and AdaSSP's lambda follow it); nothing else changes (dpbench's lambda formula, clipping, the 1:1:1 split of the
+correct fit). Those rows are not private (`private` False) and no algorithm of the registry can reach the hook.
+Each run is also refitted with dpbench's correct noise, a check that the refit reproduces the sweep.
 
 Judgment reads DP-GD from the `fig2` results at that time (`comparison`): per epsilon, the datasets on which
-BoostedAdaSSP's mean test MSE over seeds is lower than tuned DP-GD's, with the fig2 claim's cells
+BoostedAdaSSP's mean test MSE over seeds is lower than DP-GD's in the claim's setting, with its cells
 (`paper000_comparisons.cells`), once with the authors' noise and once with the sweep's correct runs.
 `smoke=True`: the two cheapest datasets at epsilon 1, in seconds.
 """
@@ -27,7 +27,7 @@ import pandas as pd
 from dpbench import algorithms, reference, results
 from dpbench.algorithms.shared_data import SharedData
 from dpbench.analyses import analysis
-from dpbench.analyses.paper000_comparisons import BOTH_TUNED, SUBSTANTIAL, Y, cells
+from dpbench.analyses.paper000_comparisons import BOTH_FIXED, BOTH_TUNED, SUBSTANTIAL, Y_FIXED, Y, cells
 from dpbench.claims import ALPHA, MIN_CELLS, diagnosis, released, sign_test
 from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
 from dpbench.privacy import mu_from_epsilon_delta
@@ -39,6 +39,7 @@ NAME, FIGURE, PARTNER = "diagnose_fig2", "fig2", "dpgd"
 METHOD = "BoostedAdaSSP, authors' code's noise calibration (not private)"
 KINDS = {"lambda_min(X^T X)": "lambda_min", "X^T X": "gram", "X^T clip(g_t)": "xtg"}  # ledger name -> column
 SMOKE_DATASETS, SMOKE_EPSILONS = 2, (1.0,)
+SETTINGS = {BOTH_TUNED: "both tuned", Y_FIXED: "BoostedAdaSSP fixed, partner tuned", BOTH_FIXED: "both fixed"}
 
 
 def source_dir(out: Path) -> Path:
@@ -46,14 +47,15 @@ def source_dir(out: Path) -> Path:
     return out.parent if (out.parent / FIGURE).is_dir() else reference.DIR
 
 
-def tuned_runs(fig2: pd.DataFrame) -> pd.DataFrame:
-    """BoostedAdaSSP's tuned runs of the sweep that released a model (the ones to refit)."""
-    rows = fig2[(fig2["algorithm"] == Y) & (fig2["tuning_mode"] == "tuned") & released(fig2)]
-    return rows[rows["tuned_params"].notna()]
+def runs_to_refit(fig2: pd.DataFrame) -> pd.DataFrame:
+    """BoostedAdaSSP's runs of the sweep that released a model, tuned (with their tuned settings) and fixed."""
+    rows = fig2[(fig2["algorithm"] == Y) & released(fig2)]
+    return rows[(rows["tuning_mode"] == "fixed") | rows["tuned_params"].notna()]
 
 
 def _estimator(run):
-    params = {**json.loads(run.params), **json.loads(run.tuned_params)}
+    tuned = json.loads(run.tuned_params) if isinstance(run.tuned_params, str) else {}
+    params = {**json.loads(run.params), **tuned}
     return algorithms.make(Y, random_state=int(run.random_state), epsilon=float(run.epsilon),
                            delta=float(run.delta), **params), params
 
@@ -101,25 +103,23 @@ def refit(runs: pd.DataFrame, load_data) -> list[dict]:
     return out
 
 
-def _cells(fig2: pd.DataFrame):
-    return cells(lambda _: fig2, FIGURE, PARTNER, BOTH_TUNED).table
-
-
-def comparison(diag: pd.DataFrame, fig2: pd.DataFrame) -> pd.DataFrame:
-    """Per epsilon: BoostedAdaSSP's wins over tuned DP-GD (cells of the fig2 claim: mean test MSE over seeds per
-    dataset) with the authors' noise and with the correct runs of `fig2`, on the (dataset, epsilon) cells the
-    diagnosis refitted; the sign test's p, the median MSE ratio, and the median under-noising per release."""
+def comparison(diag: pd.DataFrame, fig2: pd.DataFrame, setting=BOTH_TUNED) -> pd.DataFrame:
+    """Per epsilon: BoostedAdaSSP's wins over DP-GD in `setting` (the fig2 claim's (DP-GD's mode, BoostedAdaSSP's
+    mode) and cells: mean test MSE over seeds per dataset) with the authors' noise and with the correct runs of
+    `fig2`, on the (dataset, epsilon) cells the diagnosis refitted; the sign test's p, the median MSE ratio, and
+    the median under-noising per release."""
+    diag = diag[diag["tuning_mode"] == setting[1]]
     done = diag[released(diag) & diag["test_mse"].notna()]
     mse, status = done.set_index("source_run_id")["test_mse"], done.set_index("source_run_id")["status"]
     keys = pd.MultiIndex.from_frame(done[["epsilon", "dataset"]]).unique()
-    ours = (fig2["algorithm"] == Y) & (fig2["tuning_mode"] == "tuned")
+    ours = (fig2["algorithm"] == Y) & (fig2["tuning_mode"] == setting[1])
     authors = fig2.assign(test_mse=fig2["test_mse"].where(~ours, fig2["run_id"].map(mse)),
                           status=fig2["status"].where(~ours, fig2["run_id"].map(status).fillna("missing_data")))
     if "zero_model" in authors:  # the refit's own output decides (by its status)
         authors["zero_model"] = authors["zero_model"].where(~ours, None)
     rows = []
     for noise, frame in (("authors", authors), ("dpbench", fig2)):
-        t = _cells(frame)
+        t = cells(lambda _: frame, FIGURE, PARTNER, setting).table  # noqa: B023 - called at once
         t = t[t.index.isin(keys)]
         for eps, g in t.groupby(level="epsilon"):
             wins, n = int((g["ours"] < g["partner"]).sum()), int((g["ours"] != g["partner"]).sum())
@@ -143,10 +143,11 @@ def _x(v: float) -> str:
     return f"{v:.0f}x" if v >= 10 else f"{v:.2g}x"
 
 
-def diagnosis_text(table: pd.DataFrame) -> str:
-    """The one-line diagnosis of `comparison`'s table."""
+def diagnosis_text(table: pd.DataFrame, setting=BOTH_TUNED) -> str:
+    """The one-line diagnosis of `comparison`'s table for `setting`."""
+    partner, ours = f"{setting[0]} DP-GD", f"{setting[1]} BoostedAdaSSP"
     if table.empty:
-        return "no dataset with both a refitted BoostedAdaSSP run and tuned DP-GD runs of fig2 to compare"
+        return f"no dataset with both a refitted {ours} run and {partner} runs of fig2 to compare"
     eps = list(table.index)
     per = lambda col: "/".join(f"{int(v)}" for v in table[col])  # noqa: E731
     of = lambda col: "/".join(dict.fromkeys(f"{int(v)}" for v in table[col]))  # noqa: E731 - "23" when all equal
@@ -160,17 +161,21 @@ def diagnosis_text(table: pd.DataFrame) -> str:
         f"not explained at eps {g(neither)}" if neither else "") if part)
     xtg = " / ".join(_x(v) for v in table["under_noised_xtg"])
     return (f"with the authors' code's noise (std = sensitivity x mu, not split across releases or rounds; X^T g "
-            f"under-noised ~{xtg} at eps {'/'.join(f'{e:g}' for e in eps)}, median over runs) BoostedAdaSSP has "
-            f"the lower mean test MSE than tuned DP-GD on {per('wins_authors')} "
+            f"under-noised ~{xtg} at eps {'/'.join(f'{e:g}' for e in eps)}, median over runs) {ours} has "
+            f"the lower mean test MSE than {partner} on {per('wins_authors')} "
             f"of {of('n_authors')} datasets (correct accounting: {per('wins_dpbench')} of {of('n_dpbench')}; claim's "
             f"test: sign test p < {ALPHA:g} and median MSE ratio <= {SUBSTANTIAL:g}): {verdict}")
 
 
-@diagnosis(FIGURE, "Sec. IV, Fig. 2 (both tuned)", "accounting", f"python -m dpbench analysis {NAME}")
-def explain(load) -> str:
+def explain(load, setting=BOTH_TUNED) -> str:
     """The diagnosis line from the results `load(name)` returns (the report's loader): the refits of this
     analysis and, read now, the `fig2` sweep's DP-GD and BoostedAdaSSP runs."""
-    return diagnosis_text(comparison(load(NAME), load(FIGURE)))
+    return diagnosis_text(comparison(load(NAME), load(FIGURE), setting), setting)
+
+
+for _setting, _label in SETTINGS.items():
+    diagnosis(FIGURE, f"Sec. IV, Fig. 2 ({_label})", "accounting", f"python -m dpbench analysis {NAME}")(
+        lambda load, s=_setting: explain(load, s))
 
 
 def _load_data(data_dir):
@@ -183,7 +188,7 @@ def _load_data(data_dir):
 def run(out: Path, smoke: bool = False) -> list[Path]:
     src = source_dir(out)
     fig2 = paper_rows(src, FIGURE)
-    runs = tuned_runs(fig2)
+    runs = runs_to_refit(fig2)
     if not ((fig2["algorithm"] == PARTNER) & (fig2["tuning_mode"] == "tuned")).any():
         every = results.load(src / FIGURE)  # e.g. while DP-GD's grid is being re-run: its rows of an older grid
         print(f"no tuned DP-GD runs of the shipped grid in {src / FIGURE}; the summary compares with every DP-GD "
@@ -192,7 +197,7 @@ def run(out: Path, smoke: bool = False) -> list[Path]:
     if smoke:
         cost = runs.groupby("dataset")["n_train"].first() * runs.groupby("dataset")["d"].first()
         runs = runs[runs["dataset"].isin(cost.nsmallest(SMOKE_DATASETS).index) & runs["epsilon"].isin(SMOKE_EPSILONS)]
-    print(f"{NAME}: refitting {len(runs)} tuned BoostedAdaSSP runs of {src / FIGURE}")
+    print(f"{NAME}: refitting {len(runs)} BoostedAdaSSP runs of {src / FIGURE}")
     diag = pd.DataFrame(refit(runs, _load_data(resolve_data_dir())))
     diag["source"] = str(src / FIGURE)
     path = out / f"{NAME}.parquet"
@@ -204,8 +209,9 @@ def run(out: Path, smoke: bool = False) -> list[Path]:
     gap = (ok["test_mse_dpbench"] / ok["test_mse_reference"] - 1).abs()
     print(f"refit with dpbench's noise vs the sweep's test MSE: max relative difference {gap.max():.2g} "
           f"over {len(ok)} runs")
-    table = comparison(diag, fig2)
-    with pd.option_context("display.width", 200, "display.max_columns", 30):
-        print(table.to_string(float_format=lambda v: f"{v:.4g}"))
-    print(diagnosis_text(table))
+    for setting, label in SETTINGS.items():
+        table = comparison(diag, fig2, setting)
+        with pd.option_context("display.width", 200, "display.max_columns", 30):
+            print(f"{label}:\n" + table.to_string(float_format=lambda v: f"{v:.4g}"))
+        print(diagnosis_text(table, setting))
     return [path]

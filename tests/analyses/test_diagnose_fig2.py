@@ -85,7 +85,7 @@ def test_refit_rows_are_marked_not_private_and_compared_with_dpgd():
         return dataset()
 
     extra = fig2[fig2["algorithm"] == "boosted_adassp"].head(1).assign(dataset="toy_missing", run_id="m0")
-    rows = pd.DataFrame(diag.refit(diag.tuned_runs(pd.concat([fig2, extra])), load))
+    rows = pd.DataFrame(diag.refit(diag.runs_to_refit(pd.concat([fig2, extra])), load))
     assert len(rows) == 7 and not rows["private"].any()
     assert rows["method"].str.contains("not private").all()
     assert rows.loc[rows["dataset"] == "toy_missing", "status"].tolist() == ["missing_data"]
