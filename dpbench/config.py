@@ -266,7 +266,9 @@ def check_syntax(overrides: list[str]) -> None:
         try:
             parser.parse_overrides([o])
         except OverrideParseException as exc:
-            raise ConfigError(f"bad override {o!r}: {str(exc).splitlines()[0]} (syntax: key=value, "
+            group = next((g for g in GROUPS if "=" not in o and o in options(g)), None)  # e.g. `sweep quickstart`
+            hint = f"did you mean {group}={o}? " if group else ""
+            raise ConfigError(f"bad override {o!r}: {str(exc).splitlines()[0]} ({hint}syntax: key=value, "
                               "lists [a,b], mappings {k: v}; quote the argument in the shell)") from None
 
 

@@ -197,6 +197,10 @@ BAD = [
     (["experiment=nope"], "unknown experiment 'nope'; available: "),
     (["dataset=openml/nope"], "unknown dataset 'openml/nope'; available: "),
     (["epsilons=[1"], "bad override 'epsilons=[1'"),
+    (["quickstart"], "bad override 'quickstart': Error parsing override 'quickstart' (did you mean "
+                     "experiment=quickstart? syntax"),
+    (["algorithms=[{name: adassp, params: {xbound: 1}}]"],
+     "unknown parameter(s) ['xbound'] for algorithm 'adassp' (did you mean x_bound for xbound?)"),
     (["epsilons=[-1]"], "epsilons must be numbers in (0, inf)"),
     (["tuning_mode=private"], "tuning_mode='private' is not one of fixed, tuned, private_selection"),
     (["algorithms=[{name: ols, modes: [tuned]}]"], "algorithm 'ols' has no tuning space: it cannot run in tuned mode"),

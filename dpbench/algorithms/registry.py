@@ -11,6 +11,7 @@ settings in `dpbench.audit.settings`, display labels in `dpbench.plots.styles`
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,5 +76,8 @@ def make(name: str, **params):
     valid = set(spec.estimator().get_params())
     unknown = sorted(set(params) - valid)
     if unknown:
-        raise ValueError(f"unknown parameter(s) {unknown} for algorithm {name!r}; valid: {sorted(valid)}")
+        close = {u: difflib.get_close_matches(u, valid, n=1) for u in unknown}
+        hint = "; ".join(f"did you mean {c[0]} for {u}?" for u, c in close.items() if c)
+        raise ValueError(f"unknown parameter(s) {unknown} for algorithm {name!r}" + (f" ({hint})" if hint else "")
+                         + f"; valid: {sorted(valid)}")
     return spec.estimator(**params)

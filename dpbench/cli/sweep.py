@@ -28,6 +28,13 @@ def _data_dir(cfg) -> str | None:
     return str(d) if d else None
 
 
+def _outcomes(grid) -> str:
+    """'ok 10, ptr_failed 2, missing_data 3': the runs by status (a run that ran is not a run that worked)."""
+    if not len(grid) or "status" not in grid:
+        return "none"
+    return ", ".join(f"{k} {n}" for k, n in grid["status"].value_counts().items())
+
+
 def _missing_data(grid) -> int:
     """Say on stderr which of the grid's runs (`grid`: their rows) could not run for missing data, and the fix
     (from the rows' error, which names the dataset and the import command).  Returns how many."""
@@ -59,9 +66,9 @@ def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
     finally:
         _save_grid(exp, out)
     log_sweep(out, time.perf_counter() - start, summary["ran"])
-    print(f"{cfg['name']}: {summary['ran']} runs done ({summary['retried']} of them retried), "
-          f"{summary['skipped']} already finished; results in {out}")
     grid = _grid_results(cfg)  # read once for the warnings, the figure and the summary
+    print(f"{cfg['name']}: {summary['ran']} runs done ({summary['retried']} of them retried), "
+          f"{summary['skipped']} already finished; the grid's {len(grid)} runs: {_outcomes(grid)}; results in {out}")
     if len(grid) and _missing_data(grid) == len(grid):
         raise ValueError(f"none of the {len(grid)} runs could run: their data are missing (warnings above)")
     _plot(cfg, grid)

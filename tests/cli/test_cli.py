@@ -297,7 +297,8 @@ def _sweep(capsys, *args):
 def test_a_sub_grid_shows_its_own_runs_and_keeps_each_grid_config(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     out = _sweep(capsys, "epsilons=[0.5,1,2]", "seeds=[0,1]")  # 2 private x 3 eps x 2 seeds + 2 ols
-    assert "quickstart: 14 runs done (0 of them retried), 0 already finished" in out and "(14 runs)" in out
+    assert "quickstart: 14 runs done (0 of them retried), 0 already finished; the grid's 14 runs: ok 14" in out
+    assert "(14 runs)" in out
     out = _sweep(capsys, "epsilons=[0.5,1]", "seeds=[0,1]")
     assert "0 runs done (0 of them retried), 10 already finished" in out and "(10 runs)" in out
     assert " 2.0 " not in out  # the table: only the epsilons asked for
@@ -318,7 +319,9 @@ def test_retried_runs_are_counted(tmp_path, monkeypatch, capsys):
     args = ["sweep", "datasets=[creditcard]", "algorithms=[logreg]", "seeds=[0]", "runner.progress=false",
             "runner.n_jobs=1"]
     # missing data: the run is tried (and retried next time), and a grid where nothing could run is an error
-    assert main(args) == 2 and "1 runs done (0 of them retried)" in capsys.readouterr().out
+    assert main(args) == 2
+    assert "1 runs done (0 of them retried), 0 already finished; the grid's 1 runs: missing_data 1" in \
+        capsys.readouterr().out
     assert main(args) == 2
     out, err = capsys.readouterr()
     assert "1 runs done (1 of them retried)" in out and "none of the 1 runs could run" in err
