@@ -15,12 +15,12 @@ Methods, all at (ln 3, 1e-5):
   models, so it runs the paper's PTR check with the paper's constants, and only its exponential mechanism keeps
   the standard factor 2 (depth is not monotone under a swap; `tukey` docstring).
   m: the paper's rule, the smallest m in 250, 500, ..., 2000 where every trial's PTR check passes (Sec. 4.3).
-- DP-GD (`dpgd`, full-batch DP gradient descent, dpbench's stand-in for the paper's Keras DP-SGD) over the
-  grid x_bound 1..1e6 (x10), grad_bound 1e-2..1e6 (x100), n_rounds 20, 200 (70 settings; the paper:
-  2,184 settings of DP-SGD) at the largest stable step, learning_rate 1 (in units of 1 / x_bound^2: DP-GD is
-  scale-aware, rows clipped to x_bound, so the row clip replaces the absolute step of the grid before), 3 trials
-  a setting; "tuned" = the best median R^2, "90% tuned" = the setting
-  ranked at the 90th percentile (better than 90% of the grid), both re-run with the table's trials.
+- DP-GD (`dpgd`, full-batch DP gradient descent, dpbench's stand-in for the paper's Keras DP-SGD) over the grid
+  x_bound 1..1e6 (x10), grad_bound 1e-2..1e6 (x100), n_rounds 20, 200 (70 settings; the paper: 2,184 settings of
+  DP-SGD) at the largest stable step, learning_rate 1 (in units of 1 / x_bound^2: DP-GD is scale-aware, rows
+  clipped to x_bound, so the row clip replaces the absolute step of the grid before), 3 trials a setting; "tuned" =
+  the best median R^2, "90% tuned" = the setting ranked at the 90th percentile (better than 90% of the grid), both
+  re-run with the table's trials.
   Non-private tuning, as in the paper.
 Trials: 10, California and Diamonds 50 (Sec. 4.4); median and interquartile range.
 
