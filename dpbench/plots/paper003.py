@@ -51,7 +51,7 @@ def ptr_vs_m(df: pd.DataFrame, out_path: Path) -> Path:
 def r2_vs_m(df: pd.DataFrame, out_path: Path) -> Path:
     """Fig. 5: TukeyEM's train R^2 (median, IQR) vs m, a panel per dataset in run order, with the share of
     trials whose PTR check passed, the table's other methods as dashed medians, and the diagnosis (TukeyEM with
-    the paper's exponent, not private) as a star at its m."""
+    the paper's exponent, not private) as a dotted line of stars."""
     sweep = df[df["part"] == "m_sweep"]
     names = list(dict.fromkeys(sweep["dataset"]))
     fig, axes = plt.subplots(1, len(names), figsize=(4.8 * len(names), 3.8), squeeze=False)
@@ -66,8 +66,9 @@ def r2_vs_m(df: pd.DataFrame, out_path: Path) -> Path:
                 if r < 1:
                     ax.annotate(f"{r:.0%}", (m_, q.loc[m_, 0.5]), fontsize=6, color=f"C{j}")
         diag = df[(df["dataset"] == name) & (df["part"] == "diagnosis")].groupby(["method", "m"])["train_r2"].median()
-        for (label, m_), value in diag.items():
-            ax.plot([m_], [value], marker="*", ms=10, ls="none", color="k", label=f"{label}: {value:.3f}")
+        for label, curve in diag.groupby(level="method"):
+            curve = curve.droplevel("method")
+            ax.plot(curve.index, curve.values, marker="*", ms=6, ls=":", color="k", label=label)
         flat = df[(df["dataset"] == name) & (df["part"] == "table")].groupby("method")["train_r2"].median()
         rounded = flat.dropna().round(3)  # methods with the same median share one line (none hides another)
         for k, (value, labels) in enumerate(rounded.groupby(rounded).groups.items()):
