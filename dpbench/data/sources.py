@@ -52,8 +52,21 @@ class OpenMLTask:
         return openml_source.fetch_or_reason(self.task_id)
 
 
+class NotDownloaded:
+    """What a source without a download (nothing cached, nothing to fetch) answers the data layer."""
+
+    def cached_file(self) -> Path | None:
+        return None
+
+    def not_cached(self) -> str:
+        return ""
+
+    def fetch(self) -> tuple[pd.DataFrame | None, str]:
+        return None, ""
+
+
 @dataclass(frozen=True)
-class RawFiles:
+class RawFiles(NotDownloaded):
     """Files a user downloads (LIBSVM, Kaggle CSV); mirror file classification/<name>.parquet.
 
     files: one tuple of accepted names per file (the first is canonical); read: paths -> raw frame.
@@ -77,15 +90,6 @@ class RawFiles:
     def canonical(self) -> list[str]:
         return [names[0] for names in self.files]
 
-    def cached_file(self) -> Path | None:
-        return None
-
-    def not_cached(self) -> str:
-        return ""
-
-    def fetch(self) -> tuple[pd.DataFrame | None, str]:
-        return None, ""
-
     def find(self, raw_dir: Path) -> list[Path] | None:
         """The files in raw_dir (one per role), or None if one is absent."""
         found = []
@@ -98,7 +102,7 @@ class RawFiles:
 
 
 @dataclass(frozen=True)
-class PaperCopy:
+class PaperCopy(NotDownloaded):
     """A paper's own copy of a dataset that the mirror's maintainers prepared (no import command): mirror file
     <folder>/<stem>.parquet (features, then the label), read in place.
 
@@ -120,18 +124,9 @@ class PaperCopy:
     def fetch_hint(self, spec) -> str:
         return f"copy the data mirror's {self.folder}/ folder (its README.md) and set {DATA_DIR_ENV}=DIR"
 
-    def cached_file(self) -> Path | None:
-        return None
-
-    def not_cached(self) -> str:
-        return ""
-
-    def fetch(self) -> tuple[pd.DataFrame | None, str]:
-        return None, ""
-
 
 @dataclass(frozen=True)
-class Unavailable:
+class Unavailable(NotDownloaded):
     """A dataset a paper used that no source here can provide: listed, and reported missing with `reason`."""
 
     reason: str
@@ -141,14 +136,8 @@ class Unavailable:
     def fetch_hint(self, spec) -> str:
         return self.reason
 
-    def cached_file(self) -> Path | None:
-        return None
-
     def not_cached(self) -> str:
         return f"; {self.reason}"
-
-    def fetch(self) -> tuple[pd.DataFrame | None, str]:
-        return None, ""
 
 
 @dataclass(frozen=True)
