@@ -25,7 +25,8 @@ class AuditSettings:
     power: dict[str, Any] = field(default_factory=dict)
 
 
-_DP_EBM_POWER = {"n_rounds": 1, "max_bins": 17, "max_leaves": 100, "learning_rate": 1.0, "bin_share": 0.9}
+_DP_EBM_POWER = {"n_rounds": 1, "max_bins": 17, "max_leaves": 100, "learning_rate": 1.0, "bin_share": 0.9,
+                 "private_bounds": False, "feature_bound": 1.0}
 
 SETTINGS: dict[str, AuditSettings] = {
     "boosted_adassp": AuditSettings(params={"n_rounds": 10}),
@@ -52,7 +53,7 @@ SETTINGS: dict[str, AuditSettings] = {
     # as the regressor's, public bounds
     "dp_ebm_clf": AuditSettings(params={"n_rounds": 10, "max_leaves": 3}, power={
         "design": "quantile_tie", "rows": 646, "runs": 1000,
-        "params": {**_DP_EBM_POWER, "bound_quantile": None, "feature_bound": 1.0}}),
+        "params": _DP_EBM_POWER}),
     # one stump on every record; the sketch's first 1/16 cut decides the canary's leaf
     "dp_xgboost": AuditSettings(params={"n_rounds": 3, "max_depth": 3}, power={
         "design": "quantile_tie", "rows": 320, "runs": 600,

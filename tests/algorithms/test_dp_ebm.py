@@ -23,13 +23,14 @@ from sklearn.preprocessing import FunctionTransformer
 from dpbench import algorithms
 from dpbench.algorithms import _interpret_patch as patch
 from dpbench.algorithms._interpret_patch import InterpretChangedError, public_threshold_numeric_binning
-from dpbench.algorithms.dp_ebm import DPEBMClassifier, DPEBMRegressor, quantile_grid, reachable_score_range
+from dpbench.algorithms.dp_ebm import DPEBMClassifier, DPEBMRegressor, range_grid, reachable_score_range
 from dpbench.algorithms.nonprivate import LogisticRegressionClassifier
 from dpbench.audit import audit_settings
 from dpbench.privacy import mu_from_epsilon_delta
 from dpbench.tuning.spaces import tuning_space
 
 FAST = {"n_rounds": 5, "random_state": 0}  # a handful of rounds keeps every fit ~10 ms
+PUBLIC = {"private_bounds": False}  # the public boxes [-feature_bound, feature_bound], [-y_bound, y_bound]
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +70,8 @@ def test_registry():
         assert "feature_types" in cls().get_params()  # the runner passes the schema's types
         assert audit_settings(name).params["n_rounds"] <= 20
     assert algorithms.make("dp_ebm_clf").max_leaves == 100  # paper 001's main setting
-    assert algorithms.make("dp_ebm").y_bound == 1.0
+    est = algorithms.make("dp_ebm")  # private feature bounds and label range inside public boxes (issue 36)
+    assert (est.y_bound, est.feature_bound, est.private_bounds) == (1e10, 1e5, True)
 
 
 # ----------------------------------------------------------------------------- categories never from the data
@@ -210,7 +212,7 @@ def test_regression_model_stays_in_the_target_range():
     mp.setattr(patch._BoundedBooster, "apply_term_update", checking_apply)
     try:
         for seed in range(3):
-            est = DPEBMRegressor(random_state=seed, n_rounds=100).fit(X, y)
+            est = DPEBMRegressor(random_state=seed, n_rounds=100, feature_bound=1.0, y_bound=1.0, **PUBLIC).fit(X, y)
             low, high = reachable_score_range(est.model_)
             assert -1.0 - 1e-9 <= low <= high <= 1.0 + 1e-9
     finally:
@@ -245,9 +247,9 @@ def test_ledger_is_interprets_binning_and_boosting(cls, reg_data):
     d = X.shape[1]
     kwargs = dict(epsilon=eps, delta=delta, learning_rate=lr, n_rounds=R, bin_share=f, random_state=0)
     if cls is DPEBMRegressor:
-        est, domain = cls(y_bound=yb, **kwargs).fit(X, y), 2 * yb
+        est, domain = cls(y_bound=yb, **PUBLIC, **kwargs).fit(X, y), 2 * yb
     else:
-        est, domain = cls(bound_quantile=None, **kwargs).fit(X, (y > 0).astype(int)), 1.0  # public bounds
+        est, domain = cls(private_bounds=False, **kwargs).fit(X, (y > 0).astype(int)), 1.0  # public bounds
     ledger = est.privacy_ledger_
     binning, boosting = ledger.entries
     assert ledger.accountant == "basic"
@@ -327,7 +329,7 @@ def test_noise_scales_use_dpbench_mu_where_interpret_is_wrong(reg_data):
         interpret_scale = calc_gdp_noise_multi(R * d, 0.9 * 900, 5e-7)
     assert interpret_scale < 0.1 * math.sqrt(R * d) / mu_from_epsilon_delta(0.9 * 900, 5e-7)
     for eps in (900.0, 1e-6):
-        m = DPEBMRegressor(epsilon=eps, **FAST).fit(X, y).model_
+        m = DPEBMRegressor(epsilon=eps, y_bound=1.0, **PUBLIC, **FAST).fit(X, y).model_
         assert m.noise_scale_boosting_ == pytest.approx(
             2 * 0.01 * math.sqrt(R * d) / mu_from_epsilon_delta(0.9 * eps, 5e-7), rel=1e-12)
         assert m.noise_scale_binning_ == pytest.approx(math.sqrt(d) / mu_from_epsilon_delta(0.1 * eps, 5e-7),
@@ -344,7 +346,7 @@ def test_bounds_and_types_are_passed_explicitly():
     X = np.column_stack([rng.normal(0, 3, 500), rng.integers(0, 2, 500), rng.normal(0, 0.1, 500)])
     y = X[:, 0] + rng.normal(size=500)
     types = ["continuous", "nominal", "continuous"]
-    est = DPEBMRegressor(feature_bound=2.0, y_bound=4.0, feature_types=types, **FAST)
+    est = DPEBMRegressor(feature_bound=2.0, y_bound=4.0, feature_types=types, **PUBLIC, **FAST)
     assert privacy_warnings(lambda: est.fit(X, y)) == []
     m = est.model_
     bounds = [[-2.0, 2.0], [0.0, 1.0], [-2.0, 2.0]]
@@ -362,17 +364,18 @@ def test_bounds_and_types_are_passed_explicitly():
     assert any("min/max values per feature" in w for w in raw)
 
 
-def test_quantile_grid_is_public_and_symmetric():
-    g = quantile_grid(1e5)
+def test_range_grid_is_public_and_symmetric():
+    g = range_grid(1e5)
     assert np.all(np.diff(g) > 0) and np.array_equal(g, -g[::-1]) and 0.0 in g
-    assert g[-1] == pytest.approx(1e5) and g[g > 0][0] == pytest.approx(1e-3)
-    assert quantile_grid(0.5)[-1] <= 0.5 and list(quantile_grid(1e-4)) == [0.0]
+    assert g[-1] == 1e5 and g[g > 0][0] == pytest.approx(1e-3) and len(g) == 2 * 17 + 1  # 1e-3 .. 1e5, x sqrt(10)
+    assert range_grid(0.5)[-1] == 0.5 and list(range_grid(1e-4)) == [-1e-4, 0.0, 1e-4]
 
 
-def test_private_bounds_bracket_the_quantiles_and_are_charged():
-    """At a large epsilon each continuous feature's private bounds are the grid points at its 1% / 99%
-    quantiles (to a grid step); the 2 x 2 exponential mechanisms share bound_share of epsilon, interpret
-    the rest, and the ledger composes to exactly (eps, delta).  An indicator keeps [0, 1] and spends nothing."""
+def test_private_bounds_bracket_the_data_and_are_charged():
+    """Each continuous feature's private range is the span of its half-decade cells holding data (at a large
+    epsilon every cell with a count clears the threshold: the range holds all the data, within a factor
+    sqrt(10)); one Gaussian release of sensitivity sqrt(k) spends bound_share of epsilon and delta, interpret the
+    rest, and the ledger composes to exactly (eps, delta).  An indicator keeps [0, 1]."""
     rng = np.random.default_rng(5)
     n = 20_000
     X = np.column_stack([rng.normal(-500, 100, n), rng.integers(0, 2, n), rng.uniform(0.1, 0.4, n)])
@@ -380,19 +383,43 @@ def test_private_bounds_bracket_the_quantiles_and_are_charged():
     eps, frac = 2000.0, 0.05
     est = DPEBMClassifier(epsilon=eps, bound_share=frac, feature_types=["continuous", "nominal", "continuous"],
                           n_rounds=3, random_state=0).fit(X, y)
-    grid = quantile_grid(1e5)
+    grid = range_grid(1e5)
     for j in (0, 2):
-        lo_q, hi_q = np.quantile(X[:, j], [0.01, 0.99])
         lo, hi = est.clip_bounds_[j]
-        assert grid[np.searchsorted(grid, lo_q) - 1] <= lo <= grid[np.searchsorted(grid, lo_q)]
-        assert grid[np.searchsorted(grid, hi_q) - 1] <= hi <= grid[np.searchsorted(grid, hi_q)]
+        assert lo in grid and hi in grid and lo <= X[:, j].min() and X[:, j].max() <= hi
+        assert hi - lo <= 10 * (X[:, j].max() - X[:, j].min())
     assert list(est.clip_bounds_[1]) == [0.0, 1.0]
     ledger = est.privacy_ledger_
-    bounds = [e for e in ledger.entries if e.mechanism == "exponential"]
-    assert len(bounds) == 4 and sum(e.epsilon for e in bounds) == pytest.approx(frac * eps)
+    bounds = [e for e in ledger.entries if e.name.startswith("DP-EBM bounds")]
+    assert len(bounds) == 1 and bounds[0].sensitivity == pytest.approx(math.sqrt(2))
+    assert (bounds[0].epsilon, bounds[0].delta) == (pytest.approx(frac * eps), pytest.approx(frac * 1e-6))
     assert est.interpret_epsilon_ == pytest.approx((1 - frac) * eps)
     assert ledger.epsilon_delta(1e-6) == pytest.approx((eps, 1e-6), rel=1e-12)
     np.testing.assert_array_equal(est.model_.privacy_bounds, est.clip_bounds_)
+
+
+def test_private_bounds_fall_back_to_the_public_box_when_no_cell_clears_the_threshold():
+    """Too few rows for the noise: no cell's count clears 4 standard deviations, the range is the public box."""
+    rng = np.random.default_rng(6)
+    X, y = rng.uniform(0.1, 0.4, (50, 2)), rng.integers(0, 2, 50)
+    est = DPEBMClassifier(epsilon=0.1, n_rounds=2, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est.clip_bounds_, [[-1e5, 1e5], [-1e5, 1e5]])
+
+
+def test_regressor_releases_its_label_range_and_keeps_the_model_in_it():
+    """The default regressor's label range is released with the features' (one histogram release), widened to
+    hold 0: labels in the thousands get a range there, not [-1, 1]; the model stays inside it over the feature
+    box; it learns (MSE a tenth of the zero model's: interpret's DP model starts at 0, not at the mean)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(0, 50, size=(4000, 3))
+    y = 2000 + 30 * X[:, 0] + rng.normal(0, 100, 4000)
+    est = DPEBMRegressor(epsilon=2.0, delta=1e-6, random_state=0).fit(X, y)
+    low, high = est.target_bounds_
+    assert low == 0.0 and y.max() <= high <= 10 * y.max()
+    model_low, model_high = reachable_score_range(est.model_)
+    assert low - 1e-6 <= model_low <= model_high <= high + 1e-6
+    assert est.privacy_ledger_.epsilon_delta(1e-6) == pytest.approx((2.0, 1e-6), rel=1e-12)
+    assert np.mean((est.predict(X) - y) ** 2) < 0.1 * np.mean(y**2)  # far better than the zero model
 
 
 def test_data_are_clipped_to_the_bounds():
@@ -446,11 +473,11 @@ def test_regression_reaches_its_nonprivate_optimum_at_large_epsilon(reg_data):
 def test_classifier_accuracy_at_large_epsilon(clf_data):
     """Additive logistic model: at eps=50 DP-EBM's test accuracy is logistic regression's up to sampling,
     3 sqrt(2 p (1 - p) / m), with the public bounds [-1, 1] of the features (private bounds from 2000 rows at
-    eps 2.5 / 6 per quantile are as likely to land in the empty decades below the data as on it)."""
+    eps 50 would bracket the data only to a factor sqrt(10): the public box isolates what is tested)."""
     X, y, Xt, yt = clf_data
     base = LogisticRegressionClassifier(C=1e4, fit_intercept=True).fit(X, y).score(Xt, yt)
     est = DPEBMClassifier(epsilon=50.0, learning_rate=0.1, n_rounds=100, max_leaves=3, feature_bound=1.0,
-                          bound_quantile=None, random_state=0).fit(X, y)
+                          private_bounds=False, random_state=0).fit(X, y)
     assert est.score(Xt, yt) > base - 3 * math.sqrt(2 * base * (1 - base) / len(yt))
     assert base > 0.7
 

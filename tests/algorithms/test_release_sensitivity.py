@@ -41,7 +41,7 @@ PRIVATE = [n for n in algorithms.available() if algorithms.get_spec(n).private]
 BATCHED = [n for n in PRIVATE if type(algorithms.make(n)).fit_batch.__func__ is not DPEstimator.fit_batch.__func__]
 # releases each algorithm must have had checked (a mechanism that stops reporting would leave its branch idle)
 MUST_CHECK = {"robgd": {"histogram"}, "ambssgd": {"gaussian"}, "dp_ebm": {"gaussian"},
-              "dp_ebm_clf": {"exponential", "gaussian"}}
+              "dp_ebm_clf": {"gaussian"}}
 DESIGN_NAMES = ["clip_pull", "label_outlier", "rare_category", "rare_label", "one_class", "overflow", "empty",
                 "tiny_n"]
 # the runs of one batch: clip bounds below, between and above the norms of `outlier_design`, rounds 2-4
