@@ -146,11 +146,39 @@ def _generated(group: str) -> dict[str, dict]:
     return {p: node for p, node in made.items() if p.startswith(f"{group}/")}
 
 
+def user_imports() -> list[str]:
+    """The modules the experiments of the user's ./conf name in `imports:`, each once.  dpbench imports them
+    before it makes the shorthands or looks a name up (`store`, `algorithms`, `audit`, `check`), so what they
+    register is used like a built-in: `algorithm=NAME`, `dataset=NAME`, `algorithms NAME`.  A file that does not
+    parse is skipped here; composing it says what is wrong."""
+    import yaml
+
+    user = user_conf_dir()
+    names = []
+    for path in sorted(user.glob("experiment/**/*.yaml")) if user else []:
+        try:
+            doc = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError):
+            continue
+        imports = doc.get("imports") if isinstance(doc, dict) else None
+        names += [n for n in imports if isinstance(n, str)] if isinstance(imports, list) else []
+    return list(dict.fromkeys(names))
+
+
+def load_user_imports(modules: list[str] | None = None) -> None:
+    """Import `modules` (default: `user_imports()`); ValueError in one line if one cannot be imported."""
+    from dpbench.extend import load_imports
+
+    load_imports(user_imports() if modules is None else modules)
+
+
 def store() -> None:
     """Put into Hydra's ConfigStore what is not a file: the schema (`dpbench_schema`), the shorthands and the
-    smoke variants.  Called before every composition, so algorithms and datasets registered since are in."""
+    smoke variants.  Called before every composition, so algorithms and datasets registered since are in, and
+    those the user's ./conf experiments import (`user_imports`)."""
     from hydra.core.config_store import ConfigStore
 
+    load_user_imports()
     cs = ConfigStore.instance()
     cs.store(name="dpbench_schema", node=Config)
     for path, node in {**shorthands(), **smoke_variants()}.items():
