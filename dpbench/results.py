@@ -33,7 +33,7 @@ TMP_SUFFIX = ".parquet.tmp"
 IDENTITY = ["run_id", "experiment", "algorithm", "params", "private", "dataset", "task", "n_train", "n_test", "d",
             "epsilon", "delta", "tuning_mode", "seed", "split", "data_seed", "random_state"]
 # tuned mode: the chosen hyperparameters (JSON), their mean validation score and the trials chosen among
-TUNING = ["tuned_params", "validation_score", "tuning_trials"]
+TUNING = ["tuned_params", "validation_score", "tuning_trials", "study"]
 # zero_model: the released model is the all-zero one (an algorithm's fallback), from its coefficients (None: a model
 # without them, or a run that released nothing)
 OUTCOME = ["fit_seconds", "batch_runs", "status", "zero_model", "attempt", "error", "spent_epsilon", "spent_delta",

@@ -45,14 +45,15 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callab
         return chunks
     keys = sorted(studies, key=lambda k: studies[k].unit_key)  # a worker's consecutive studies share its data
     trials = {k: tuning.study_trials(algorithms.get_spec(studies[k].algorithm), studies[k].tuning) for k in keys}
-    finished = {k: min(trials[k], finished_trials(ctx.studies_dir, k)) for k in keys}  # reused when resumed
+    finished = {k: min(trials[k], finished_trials(ctx.studies_dir, studies[k])) for k in keys}  # reused when resumed
     estimates = {k: estimate(studies[k], 1 - finished[k] / trials[k] if trials[k] else 0.0) for k in keys}
     keys = calibrate.longest_first(keys, lambda k: studies[k].unit_key, estimates.get)
     tasks = (joblib.delayed(run_study_task)(studies[k], ctx, _announcement(ctx, calibrate.study_label(studies[k]),
                                                                              estimates[k] if seconds else None))
              for k in keys)
-    with tqdm(total=sum(trials.values()), initial=sum(finished.values()), desc=f"{ctx.prov.experiment}: tuning",
-              unit="trial", disable=not progress) as bar, _trials_progress(bar, keys, trials, ctx.studies_dir) as done:
+    bar = tqdm(total=sum(trials.values()), initial=sum(finished.values()), desc=f"{ctx.prov.experiment}: tuning",
+               unit="trial", disable=not progress)
+    with bar, _trials_progress(bar, studies, trials, ctx.studies_dir) as done:
         chosen = {}
         for k, res in zip(keys, joblib.Parallel(return_as="generator", batch_size=1)(tasks), strict=True):
             chosen[k] = res
@@ -67,7 +68,7 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callab
 
 
 @contextlib.contextmanager
-def _trials_progress(bar, keys: list[str], trials: dict, studies_dir: str, every: float = 2.0):
+def _trials_progress(bar, studies: dict, trials: dict, studies_dir: str, every: float = 2.0):
     """Keep the tuning bar at the trials finished so far, read from the studies' journals every `every`
     seconds by a thread (a study of slow fits, e.g. DP-EBM's thousands of rounds on hundreds of features, moves
     the bar trial by trial instead of sitting still for minutes); a study in the yielded set counts whole."""
@@ -75,8 +76,9 @@ def _trials_progress(bar, keys: list[str], trials: dict, studies_dir: str, every
     stop = threading.Event()
 
     def update():
-        bar.n = sum(trials[k] if k in done else min(trials[k], finished_trials(studies_dir, k)) for k in keys)
-        bar.set_postfix_str(f"{len(done)}/{len(keys)} studies", refresh=False)
+        bar.n = sum(trials[k] if k in done else min(trials[k], finished_trials(studies_dir, r))
+                    for k, r in studies.items())
+        bar.set_postfix_str(f"{len(done)}/{len(studies)} studies", refresh=False)
         bar.refresh()
 
     def poll():
