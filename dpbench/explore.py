@@ -8,7 +8,6 @@ compared run by run, each run paired with exactly one run of the other (same dat
 
 from __future__ import annotations
 
-import json
 import re
 
 import matplotlib.ticker
@@ -19,25 +18,12 @@ from scipy import stats
 from dpbench import metrics
 from dpbench.plots import common  # selects matplotlib's file backend: a notebook says %matplotlib inline after it
 from dpbench.results import has_metrics
+from dpbench.summary import settings
 from dpbench.tuning import MODE_LABELS
 
 CELL = ["experiment", "tuning_mode", "setting", "dataset", "epsilon", "delta", "split"]
 SEED = ["seed", "data_seed"]  # what tells a cell's runs apart
 PAIR = ["experiment", "tuning_mode", "dataset", "epsilon", "delta", "split", *SEED]  # a run's partner shares these
-
-
-def settings(df: pd.DataFrame) -> pd.Series:
-    """Each row's algorithm and the parameters that vary among its experiment's runs of it ('tukey n_models=1000'):
-    a sub-grid's parameter values are different settings, not more seeds."""
-    names = {}
-    for (experiment, algorithm), unique in df.groupby(["experiment", "algorithm"])["params"].unique().items():
-        params = {p: json.loads(p) for p in unique}
-        keys = sorted({k for v in params.values() for k in v})
-        varying = [k for k in keys if len({json.dumps(v.get(k), sort_keys=True) for v in params.values()}) > 1]
-        names.update({(experiment, algorithm, p): " ".join([algorithm, *(f"{k}={v.get(k)}" for k in varying)])
-                      for p, v in params.items()})
-    return pd.Series([names[k] for k in zip(df["experiment"], df["algorithm"], df["params"], strict=True)],
-                     index=df.index, dtype=object)
 
 
 def prepare(rows: pd.DataFrame) -> pd.DataFrame:

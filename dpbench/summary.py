@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
 
+def settings(df: pd.DataFrame) -> pd.Series:
+    """Each row's algorithm and the parameters that vary among its experiment's runs of it ('tukey n_models=1000'):
+    a sub-grid's parameter values are different settings, not more seeds."""
+    names = {}
+    for (experiment, algorithm), unique in df.groupby(["experiment", "algorithm"])["params"].unique().items():
+        params = {p: json.loads(p) for p in unique}
+        keys = sorted({k for v in params.values() for k in v})
+        varying = [k for k in keys if len({json.dumps(v.get(k), sort_keys=True) for v in params.values()}) > 1]
+        names.update({(experiment, algorithm, p): " ".join([algorithm, *(f"{k}={v.get(k)}" for k in varying)])
+                      for p, v in params.items()})
+    return pd.Series([names[k] for k in zip(df["experiment"], df["algorithm"], df["params"], strict=True)],
+                     index=df.index, dtype=object)
+
+
 def summary_table(df: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
-    """Per (dataset, algorithm, epsilon): the metric's mean and std over seeds, and how the runs ended.
-    A run in a tuning mode other than fixed is listed as 'algorithm [mode]'.
+    """Per (dataset, setting, epsilon): the metric's mean and std over seeds, and how the runs ended.  A setting
+    is the algorithm with the parameters that vary in its experiment (`settings`: a sub-grid's values are not
+    pooled); a run in a tuning mode other than fixed is listed as 'setting [mode]'.
 
     metric None: test MSE for regression rows, test F1 for classification rows (column `metric` says which).
     `failed`: runs with an algorithm outcome other than 'ok' that still predict (e.g. TukeyEM's PTR failure,
@@ -26,7 +42,8 @@ def summary_table(df: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
         value, name = df[metric], metric
     usable = has_metrics(df)
     mode = df["tuning_mode"] if "tuning_mode" in df else pd.Series("fixed", index=df.index)
-    algorithm = df["algorithm"].where(mode.fillna("fixed") == "fixed", df["algorithm"] + " [" + mode + "]")
+    setting = settings(df) if {"experiment", "params"} <= set(df) else df["algorithm"]
+    algorithm = setting.where(mode.fillna("fixed") == "fixed", setting + " [" + mode + "]")
     frame = pd.DataFrame({
         "dataset": df["dataset"], "algorithm": algorithm, "epsilon": df["epsilon"].fillna(np.inf),
         "metric": name, "value": value.where(usable), "failed": usable & (df["status"] != "ok"), "no_model": ~usable,
