@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from dpbench.tuning.settings import TuningConfig
 
 
@@ -123,7 +125,10 @@ def smoke_overlay(name: str) -> str | None:
     if name in overlays:
         return name
     path = _experiment_file(name)
-    defaults = OmegaConf.to_container(OmegaConf.load(path)).get("defaults", []) if path else []
+    try:
+        defaults = OmegaConf.to_container(OmegaConf.load(path)).get("defaults", []) if path else []
+    except yaml.YAMLError:  # a malformed file of yours: an error when it is used (compose names it), not before
+        return None
     bases = [d.removeprefix("/base/") for d in defaults if isinstance(d, str) and d.startswith("/base/")]
     return next((b for b in bases if b in overlays), None)
 
@@ -269,7 +274,12 @@ def one_line(exc: BaseException) -> str:
     unknown = re.search(r"Key '([^']+)' (?:is )?not in", text)
     if unknown:
         full_key = re.search(r"full_key: (\S+)", text)
-        return _unknown_key(full_key.group(1) if full_key else unknown.group(1))
+        key = full_key.group(1) if full_key else unknown.group(1)
+        source = re.search(r"In '(([^'/]+)/[^']+)'", text)  # the config file being merged
+        if source and key.split(".")[0] == source.group(2) and source.group(2) not in _schema_keys(""):
+            return (f"{_config_file(source.group(1))} has no `# @package _global_` header, so its keys are read "
+                    f"under {key.split('.')[0]!r}: add that line at its top")
+        return _unknown_key(key)
     group = re.search(r"Could not find '([^'/]+)/([^']*)'", text)
     if group and group.group(1) in GROUPS:
         return f"unknown {group.group(1)} {group.group(2)!r}; available: {', '.join(options(group.group(1)))}"
@@ -282,6 +292,29 @@ def one_line(exc: BaseException) -> str:
             return f"{key} must be a list, e.g. {key}=[{value}]"
         return f"bad override {override.group(1)!r}: {lines[1] if len(lines) > 1 else text}"
     return "; ".join(dict.fromkeys(lines))
+
+
+def _config_file(path: str) -> str:
+    """Where the config of `path` (group/name) is: a file of yours (./conf) or the packaged one."""
+    found = [d / f"{path}.yaml" for d in (user_conf_dir(), CONF_DIR) if d]
+    return _shown(next((p for p in found if p.is_file()), Path(f"{path}.yaml")))
+
+
+def _shown(path: Path | str) -> str:
+    """A path relative to the working directory when it is below it."""
+    path = Path(path)
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
+
+
+def yaml_error(exc: yaml.YAMLError) -> str:
+    """A config file that is not YAML, in one line: the file, the line and column, the problem."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return f"a config file is not valid YAML: {' '.join(str(exc).split())}"
+    start = getattr(exc, "context_mark", None)
+    context = f" ({exc.context} at line {start.line + 1}, column {start.column + 1})" if exc.context and start else ""
+    where = f"{_shown(mark.name)}, line {mark.line + 1}, column {mark.column + 1}"
+    return f"{where}: not valid YAML: {exc.problem}{context}"
 
 
 def check_syntax(overrides: list[str]) -> None:
@@ -327,6 +360,8 @@ def compose(overrides: list[str]):
             return hydra_compose("config", overrides=[*normalize_overrides(overrides), *searchpath()])
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError(one_line(exc)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(yaml_error(exc)) from None
 
 
 def _defaults() -> dict:

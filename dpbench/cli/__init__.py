@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["help"] and len(argv) > 1:  # `help sweep` is `sweep --help`
         argv = [argv[1], "--help"]
+    if argv[1:] == ["help"]:  # and so is `sweep help`
+        argv = [argv[0], "--help"]
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0

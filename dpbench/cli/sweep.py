@@ -29,10 +29,15 @@ def _data_dir(cfg) -> str | None:
 
 
 def _outcomes(grid) -> str:
-    """'ok 10, ptr_failed 2, missing_data 3': the runs by status (a run that ran is not a run that worked)."""
-    if not len(grid) or "status" not in grid:
-        return "none"
-    return ", ".join(f"{k} {n}" for k, n in grid["status"].value_counts().items())
+    """'ok 10, failed 3 (ptr_failed 2, error 1), missing data 4': the grid's runs by status (failed: every status
+    but ok and missing_data, an algorithm's own outcome or a harness error)."""
+    import pandas as pd
+
+    status = grid["status"] if "status" in grid else pd.Series([], dtype=object)
+    failed = status[~status.isin(["ok", "missing_data"])].value_counts()
+    detail = f" ({', '.join(f'{k} {n}' for k, n in failed.items())})" if len(failed) else ""
+    return (f"ok {(status == 'ok').sum()}, failed {failed.sum()}{detail}, "
+            f"missing data {(status == 'missing_data').sum()}")
 
 
 def _missing_data(grid) -> int:
@@ -67,8 +72,8 @@ def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
         _save_grid(exp, out)
     log_sweep(out, time.perf_counter() - start, summary["ran"])
     grid = _grid_results(cfg)  # read once for the warnings, the figure and the summary
-    print(f"{cfg['name']}: {summary['ran']} runs done ({summary['retried']} of them retried), "
-          f"{summary['skipped']} already finished; the grid's {len(grid)} runs: {_outcomes(grid)}; results in {out}")
+    print(f"{cfg['name']}: {len(grid)} runs in the grid: {_outcomes(grid)}; this sweep tried {summary['ran']} "
+          f"({summary['retried']} of them retries), {summary['skipped']} were already finished; results in {out}")
     if len(grid) and _missing_data(grid) == len(grid):
         raise ValueError(f"none of the {len(grid)} runs could run: their data are missing (warnings above)")
     _plot(cfg, grid)

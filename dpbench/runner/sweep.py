@@ -24,9 +24,10 @@ from tqdm.auto import tqdm
 
 from dpbench import algorithms, results, tuning
 from dpbench.config import RunnerConfig
+from dpbench.data import EmptyDataError, load_dataset
 from dpbench.extend import load_imports
 from dpbench.runner import backends, calibrate, lock, workers
-from dpbench.runner.grid import RunSpec, Unit, chunk_units, expand, group_units, stable_hash
+from dpbench.runner.grid import RunSpec, Unit, canonical_json, chunk_units, expand, group_units, stable_hash
 from dpbench.runner.provenance import Provenance, git_state
 from dpbench.runner.workers import TaskContext, run_chunk, run_study_task
 from dpbench.tuning.study import finished_trials, study_key
@@ -124,6 +125,20 @@ def _estimates(todo: list[RunSpec], data_dir: str | None, runner: RunnerConfig) 
             / share), True
 
 
+def check_datasets(runs: list[RunSpec], data_dir: str | None) -> None:
+    """Each dataset of `runs` that is available here, loaded once before any fit: one with no row to fit (no rows,
+    or none without a missing value) is an EmptyDataError naming it and why.  Any other failure to load is left
+    to its runs, which record it (missing_data, data_error)."""
+    for run in {canonical_json([r.dataset, r.split]): r for r in runs}.values():
+        if calibrate.loads_here(run, data_dir):
+            try:
+                load_dataset(run.dataset, split_seed=run.data_seed, data_dir=data_dir, split=run.split)
+            except EmptyDataError:
+                raise
+            except Exception:  # noqa: BLE001 - its runs record it
+                pass
+
+
 def settings(runner: Mapping | RunnerConfig) -> RunnerConfig:
     """The runner settings; keys `runner` leaves out take RunnerConfig's defaults, their one declaration."""
     if isinstance(runner, RunnerConfig):
@@ -180,6 +195,7 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
         states = results.run_states(sweep_dir)
         done = set(states.index[~states["status"].isin(results.RETRIED_STATUSES)])
         todo = [r for r in runs if r.run_id not in done]
+        check_datasets(todo, data_dir)
         previous = states["attempt"].to_dict()
         attempts = {r.run_id: int(previous[r.run_id]) + 1 for r in todo if r.run_id in previous}
         units = group_units(todo, attempts)
