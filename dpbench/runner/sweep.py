@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from dpbench import algorithms, results, tuning
 from dpbench.config import RunnerConfig
-from dpbench.data import EmptyDataError, load_dataset
+from dpbench.data import EmptyDataError, get_spec, load_dataset
 from dpbench.extend import load_imports
 from dpbench.runner import backends, calibrate, lock, workers
 from dpbench.runner.grid import RunSpec, Unit, canonical_json, chunk_units, expand, group_units, stable_hash
@@ -126,11 +126,13 @@ def _estimates(todo: list[RunSpec], data_dir: str | None, runner: RunnerConfig) 
 
 
 def check_datasets(runs: list[RunSpec], data_dir: str | None) -> None:
-    """Each dataset of `runs` that is available here, loaded once before any fit: one with no row to fit (no rows,
-    or none without a missing value) is an EmptyDataError naming it and why.  Any other failure to load is left
-    to its runs, which record it (missing_data, data_error)."""
+    """Each dataset of `runs` a user's module generates, loaded once before any fit: one with no row to fit (no
+    rows, or none without a missing value) is an EmptyDataError naming it and why.  dpbench's own datasets are
+    not loaded twice (their tests check them); any other failure to load is left to its runs, which record it
+    (missing_data, data_error)."""
     for run in {canonical_json([r.dataset, r.split]): r for r in runs}.values():
-        if calibrate.loads_here(run, data_dir):
+        make = getattr(get_spec(run.dataset["name"]).source, "make", None)
+        if make is not None and not make.__module__.startswith("dpbench."):
             try:
                 load_dataset(run.dataset, split_seed=run.data_seed, data_dir=data_dir, split=run.split)
             except EmptyDataError:
