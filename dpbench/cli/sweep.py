@@ -174,12 +174,19 @@ TASKS = {"sweep": cmd_sweep, "plot": cmd_plot, "report": cmd_report}  # cli.hydr
 
 def reproduction_report(argv: list[str]) -> int:
     """`report` without an experiment: the reproduction report of everything under results_dir."""
-    from dpbench.reproduction import VERDICTS, write
+    from dpbench.claims import claims
+    from dpbench.reproduction import SMOKE, VERDICTS, write
 
     results_dir = argv[-1].split("=", 1)[1] if argv else "results"
     html_path, md_path, secs = write(results_dir)
-    for s in secs:
+    judged = [s for s in secs if s.claims and not s.error]
+    for s in judged:
         for c, v in s.claims:
             print(f"[{VERDICTS[v.holds]:>14}] {s.name}: {c.text} -- {v.measured}")
-    print(f"report: {html_path} and {md_path} ({len(secs)} sections)")
+    rest = {"not run": sum(len(s.claims) for s in secs if s.error == "not run"),
+            "not at the paper's settings": sum(len(claims(s.name)) for s in secs if s.not_judged),
+            "smoke": sum(len(claims(s.name.removesuffix(SMOKE))) for s in secs if s.smoke)}
+    counts = ", ".join(f"{k} {n}" for k, n in rest.items() if n)
+    print(f"report: {html_path} and {md_path} ({len(secs)} sections; "
+          f"{sum(len(s.claims) for s in judged)} claims judged" + (f"; not judged: {counts}" if counts else "") + ")")
     return 0

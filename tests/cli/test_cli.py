@@ -427,3 +427,14 @@ def test_the_packaged_configs_are_found_from_any_directory(tmp_path):
     p = subprocess.run([sys.executable, "-m", "dpbench", "sweep", "experiment=fig1_fixed", "--dry-run"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": ""})
     assert p.returncode == 0 and "fig1_fixed: 1188 runs in the grid" in p.stdout, p.stderr
+
+
+def test_report_prints_only_judged_verdicts_and_counts_the_rest(tmp_path, monkeypatch, capsys):
+    """With nothing run, `report` prints no verdict line, only how many claims were not run."""
+    from dpbench import claims
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["report"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out == [f"report: results/report.html and results/report.md ({out[0].split('(')[1].split(' ')[0]} "
+                   f"sections; 0 claims judged; not judged: not run {len(claims.claims())})"]
