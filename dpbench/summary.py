@@ -53,13 +53,22 @@ def summary_table(df: pd.DataFrame, metric: str | None = None) -> pd.DataFrame:
                          "runs": g.size(), "failed": g["failed"].sum(), "no_model": g["no_model"].sum()})
 
 
+def _with_models(table: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The table without its datasets where no run produced a model (missing data: said once elsewhere), and
+    how many datasets that leaves out."""
+    empty = table.groupby(level="dataset")["no_model"].sum() == table.groupby(level="dataset")["runs"].sum()
+    return table[~table.index.get_level_values("dataset").isin(empty[empty].index)], int(empty.sum())
+
+
 def render(df: pd.DataFrame, plot: Mapping | None = None) -> str:
     """The report a sweep prints: the summary table, then what the figure kind adds (scatter: win counts)."""
     from dpbench import plots
 
     plot = plot or {}
+    table, left_out = _with_models(summary_table(df, plot.get("metric")))
     with pd.option_context("display.width", 200, "display.max_rows", 1000):
-        parts = [summary_table(df, plot.get("metric")).to_string(float_format=lambda v: f"{v:.4g}")]
+        parts = [table.to_string(float_format=lambda v: f"{v:.4g}")
+                 + (f"\n({left_out} dataset(s) without a model in any run not shown)" if left_out else "")]
     extra = plots.summary(plot, df)
     return "\n\n".join(parts + ([extra] if extra else []))
 

@@ -66,3 +66,10 @@ def test_a_sub_grids_settings_are_not_pooled():
     t = summary_table(pd.DataFrame(rows))
     assert list(t.index.get_level_values("algorithm")) == ["tukey n_models=1000", "tukey n_models=10000"]
     assert t["runs"].tolist() == [3, 3] and t["mean"].tolist() == [2.0, 11.0]
+
+
+def test_render_leaves_out_datasets_without_any_model_and_says_how_many():
+    gone = [row("adassp", s, math.nan, "missing_data", dataset="absent") for s in range(2)]
+    text = render(pd.concat([FRAME, pd.DataFrame(gone)], ignore_index=True))
+    assert "absent" not in text and "(1 dataset(s) without a model in any run not shown)" in text
+    assert "telco" in text  # one missing run among runs with models: kept

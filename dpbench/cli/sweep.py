@@ -41,12 +41,14 @@ def _outcomes(grid) -> str:
 
 
 def _missing_data(grid) -> int:
-    """Say on stderr which of the grid's runs (`grid`: their rows) could not run for missing data, and the fix
-    (from the rows' error, which names the dataset and the import command).  Returns how many."""
+    """Say on stderr, in one line, which datasets of the grid (`grid`: its rows) are missing, and the first one's
+    reason and fix (each row's error names them; `data list` says it for each).  Returns how many runs."""
     missing = grid[grid["status"] == "missing_data"]
-    for dataset, rows in missing.groupby("dataset"):
-        reason = " ".join(str(rows["error"].iloc[0]).split())
-        print(f"dpbench sweep: warning: {len(rows)} run(s) on {dataset} did not run: {reason}", file=sys.stderr)
+    if len(missing):
+        names = sorted(missing["dataset"].unique())
+        reason = " ".join(str(missing.loc[missing["dataset"] == names[0], "error"].iloc[0]).split())
+        print(f"dpbench sweep: warning: {len(missing)} run(s) on {len(names)} missing dataset(s) did not run "
+              f"({', '.join(names)}); the first: {reason} (`python -m dpbench data list` for each)", file=sys.stderr)
     return len(missing)
 
 

@@ -438,3 +438,15 @@ def test_report_prints_only_judged_verdicts_and_counts_the_rest(tmp_path, monkey
     out = capsys.readouterr().out.strip().splitlines()
     assert out == [f"report: results/report.html and results/report.md ({out[0].split('(')[1].split(' ')[0]} "
                    f"sections; 0 claims judged; not judged: not run {len(claims.claims())})"]
+
+
+def test_missing_data_is_one_warning_line(capsys):
+    from dpbench.cli.sweep import _missing_data
+
+    grid = pd.DataFrame({"status": ["ok", "missing_data", "missing_data", "missing_data"],
+                         "dataset": ["a", "b", "b", "c"], "error": [None, "dataset b is missing: no b.parquet",
+                                                                      "same", "dataset c is missing"]})
+    assert _missing_data(grid) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "3 run(s) on 2 missing dataset(s) did not run (b, c)" in err
+    assert "the first: dataset b is missing: no b.parquet" in err
