@@ -350,12 +350,15 @@ def compose(overrides: list[str]):
     """The resolved config via Hydra's compose API (scripts, tests); the CLI composes with @hydra.main."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
     check_syntax(overrides)
     store()
     try:
+        if GlobalHydra.instance().is_initialized():  # inside the CLI's Hydra app (e.g. a multirun job)
+            return hydra_compose("config", overrides=normalize_overrides(overrides))
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             return hydra_compose("config", overrides=[*normalize_overrides(overrides), *searchpath()])
     except (HydraException, OmegaConfBaseException) as exc:

@@ -139,13 +139,28 @@ def _grid_results(cfg):
     return df[df["run_id"].isin({r.run_id for r in expand(experiment(cfg))})]
 
 
+def figure_path(cfg) -> Path:
+    """`<name>.png` for the grid of `experiment=<name>` as it ships (or a name no experiment has);
+    `<name>-<grid hash>.png` for another grid written to that directory (overrides such as dataset=, epsilons=,
+    a multirun's jobs), beside its `config-<grid hash>.json`: a sub-grid's figure never replaces another's."""
+    from dpbench import config
+    from dpbench.runner.grid import stable_hash
+
+    grid, name = stable_hash(config.experiment(cfg)), cfg["name"]
+    if name in config.experiment_names():
+        shipped = config.experiment(config.validate(config.compose([f"experiment={name}"])))
+        if stable_hash(shipped) != grid:
+            return _sweep_dir(cfg) / f"{name}-{grid}.png"
+    return _sweep_dir(cfg) / f"{name}.png"
+
+
 def _plot(cfg, df=None) -> None:
     """The grid's figure from its rows (`df`, read if not given)."""
     from dpbench import plots, results
 
     df = _grid_results(cfg) if df is None else df
     if results.has_metrics(df).any():
-        path = plots.draw(cfg["plot"], df, _sweep_dir(cfg) / f"{cfg['name']}.png", title=cfg["name"])
+        path = plots.draw(cfg["plot"], df, figure_path(cfg), title=cfg["name"])
         print(f"figure: {path} ({len(df)} runs)")
     else:
         print(f"no successful runs of this grid in {_sweep_dir(cfg)}: no figure drawn")

@@ -126,7 +126,7 @@ def check_readme_output(args: list[str], out: str, changed: set[Path]) -> None:
         assert tried + finished == len(check_table_and_figure(out, overrides, changed))
     elif args[0] == "report" and all(a.startswith("results_dir=") for a in args[1:]):  # the reproduction report
         assert {p.name for p in changed} >= {"report.html", "report.md"}
-        assert re.search(r"^report: \S+report.html and \S+report.md \(\d+ sections\)$", out, re.M)
+        assert re.search(r"^report: \S+report.html and \S+report.md \(\d+ sections; \d+ claims judged.*\)$", out, re.M)
     elif args[0] in ("plot", "report") and overrides:
         plot = args[0] == "plot"
         check_table_and_figure(out, overrides, changed, figure=plot, table=not plot)
@@ -379,6 +379,22 @@ def test_a_sub_grid_shows_its_own_runs_and_keeps_each_grid_config(tmp_path, monk
     assert capsys.readouterr().out.count("synthetic_label") == 1
     out = _sweep(capsys, "epsilons=[0.5,1]", "seeds=[0,1]", "--dry-run")
     assert "10 runs in the grid, 0 fits to do (0 of them retries, 10 runs already finished)" in out
+    # each grid its own figure, named by the grid's hash beside its config (none is quickstart's as shipped)
+    figures = sorted(p.stem.removeprefix("quickstart-") for p in sweep_dir.glob("quickstart-*.png"))
+    assert figures == sorted(p.stem.removeprefix("config-") for p in grids)
+    assert not (sweep_dir / "quickstart.png").exists()
+
+
+def test_the_shipped_grid_keeps_its_figure_name_and_a_multirun_draws_one_per_job(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "runner.progress=false", "runner.n_jobs=1", "seeds=[0]", "-m", "epsilons=[0.5],[2]"]) == 0
+    assert "figure: results/quickstart/quickstart.png" not in capsys.readouterr().out
+    sweep_dir = tmp_path / "results" / "quickstart"
+    assert len(list(sweep_dir.glob("quickstart-*.png"))) == 2  # one per job: the second does not replace the first
+    from dpbench import config
+    from dpbench.cli.sweep import figure_path
+
+    assert figure_path(config.validate(config.compose([]))) == Path("results/quickstart/quickstart.png")
 
 
 def test_retried_runs_are_counted(tmp_path, monkeypatch, capsys):
