@@ -257,9 +257,11 @@ def test_the_tuning_bar_counts_trials_while_studies_run(tmp_path, monkeypatch):
     bars = []
 
     class Bar:
-        def __init__(self, total, disable=False, initial=0, **kw):
-            self.total, self.disable, self.n, self.initial, self.seen = total, disable, initial, initial, []
-            self.desc = kw.get("desc", "")
+        """WorkBar's interface: the work done (`show`) and the counts beside it."""
+
+        def __init__(self, total, desc="", progress=True, workers=0):
+            self.total, self.desc, self.n, self.seen, self.text = total, desc, 0, [], ""
+            self.disable = not progress
             bars.append(self)
 
         def __enter__(self):
@@ -268,28 +270,23 @@ def test_the_tuning_bar_counts_trials_while_studies_run(tmp_path, monkeypatch):
         def __exit__(self, *exc):
             return False
 
-        def update(self, n=1):
-            self.n += n
+        def show(self, n, counts):
+            self.n, self.text = n, counts
+            self.seen.append(n)
 
-        def set_postfix_str(self, text, refresh=True):
-            self.postfix = text
-
-        def refresh(self):
-            self.seen.append(self.n)
-
-    monkeypatch.setattr(sweep, "tqdm", Bar)
+    monkeypatch.setattr(sweep, "WorkBar", Bar)
     exp = {**_exp(n_trials=5), "epsilons": [1.0, 4.0], "seeds": [0]}  # two studies of 5 trials
     run_sweep(exp, {**RUNNER, "progress": True}, tmp_path / "t")
-    tuning_bar = bars[0]
-    assert tuning_bar.total == 10 and tuning_bar.seen[-1] == 10 and tuning_bar.postfix == "2/2 studies"
-    assert tuning_bar.seen == sorted(tuning_bar.seen) and tuning_bar.initial == 0
+    tuning_bar = bars[0]  # uncalibrated (a small grid): its work is trials
+    assert tuning_bar.total == 10 and tuning_bar.seen[-1] == 10 and tuning_bar.text == "10/10 trials, 2/2 studies"
+    assert tuning_bar.seen == sorted(tuning_bar.seen)
     run_sweep(exp, {**RUNNER, "progress": True}, tmp_path / "u", studies_dir=tmp_path / "t" / "tuning")  # reused:
-    assert [b.initial for b in bars if b.desc.endswith("tuning")] == [0, 10]  # the bar starts at their trials
+    assert [b.seen[0] for b in bars if b.desc.endswith("tuning")] == [0, 10]  # the bar starts at their trials
 
     bar = Bar(total=7)
     (tmp_path / "j").mkdir()
     run = _tuned_run()
-    with sweep._trials_progress(bar, {"k": run}, {"k": 7}, tmp_path / "j", every=0.01) as done:
+    with sweep._trials_progress(bar, {"k": run}, {"k": 7}, tmp_path / "j", {"k": 7}, every=0.01) as done:
         journal_of(tmp_path / "j", run).write_text('{"op_code":6,"datetime_complete":"x"}\n' * 3 + '{"op_code":4}\n')
         for _ in range(500):  # the poller sees the 3 finished trials (within 5 s)
             if bar.seen and bar.seen[-1] == 3:
