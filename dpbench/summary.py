@@ -95,14 +95,19 @@ def audit_ledgers(epsilon: float = 1.0, delta: float = 1e-6, seed: int = 0, name
         est = algorithms.make(name, epsilon=epsilon, delta=delta, random_state=seed)
         try:
             est.fit(data.X_train, data.y_train)
-            spent_eps, spent_delta = est.privacy_ledger_.epsilon_delta(delta)
-            status = getattr(est, "fit_status_", "ok")
-            exact = np.isclose(spent_eps, epsilon, rtol=1e-9, atol=0) and np.isclose(spent_delta, delta, rtol=1e-9)
-            # a documented early stop (e.g. a private histogram came back empty) may spend less, never more
-            within = spent_eps <= epsilon * (1 + 1e-9) and spent_delta <= delta * (1 + 1e-9)
-            ok = exact or (status != "ok" and within)
-            rows.append({"algorithm": name, "releases": len(est.privacy_ledger_), "spent_epsilon": spent_eps,
-                         "spent_delta": spent_delta, "status": status, "ok": bool(ok)})
+            rows.append({"algorithm": name, "releases": len(est.privacy_ledger_), **spent_budget(est, epsilon, delta)})
         except Exception as exc:  # noqa: BLE001
             rows.append({"algorithm": name, "status": f"error: {exc}", "ok": False})
     return pd.DataFrame(rows)
+
+
+def spent_budget(est, epsilon: float, delta: float) -> dict:
+    """A fitted private estimator's ledger against the budget it was given: {spent_epsilon, spent_delta, status,
+    ok}.  A fit that ends normally must spend exactly the budget (to rounding); one that stops early with a
+    documented status (`fit_status_`, e.g. a private histogram came back empty) may spend less, never more."""
+    spent_eps, spent_delta = est.privacy_ledger_.epsilon_delta(delta)
+    status = getattr(est, "fit_status_", "ok")
+    exact = np.isclose(spent_eps, epsilon, rtol=1e-9, atol=0) and np.isclose(spent_delta, delta, rtol=1e-9)
+    within = spent_eps <= epsilon * (1 + 1e-9) and spent_delta <= delta * (1 + 1e-9)
+    return {"spent_epsilon": spent_eps, "spent_delta": spent_delta, "status": status,
+            "ok": bool(exact or (status != "ok" and within))}

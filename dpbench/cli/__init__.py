@@ -31,11 +31,13 @@ commands:
                               full-scale results); --check: exit 1 if they differ
   algorithms [NAME]           the registered algorithms: task, privacy, parameters (defaults, constraints),
                               tuning ranges, what each implements
+  check   MODULE[:NAME]       every generic check on the algorithms your module registers (sklearn, ledger,
+                              degenerate inputs, per-release sensitivity, fast audit): a table, exit 1 on a failure
   --version, -V               dpbench's version
   help [COMMAND]              this text, or a command's options
 """
 HYDRA_COMMANDS = tuple(sweep.TASKS)  # composed by Hydra from dpbench/conf (and ./conf)
-COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "readme", "algorithms", "--version")
+COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "readme", "algorithms", "check", "--version")
 
 
 def _terminated(signum, frame):
@@ -44,8 +46,8 @@ def _terminated(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit codes: 0 done, 1 an audit violation, 2 a usage or config error (one line on stderr), 130 interrupted
-    (Ctrl-C or SIGTERM)."""
+    """Exit codes: 0 done, 1 an audit violation or a failed check, 2 a usage or config error (one line on stderr),
+    130 interrupted (Ctrl-C or SIGTERM)."""
     import signal
     import threading
     import time
