@@ -166,3 +166,11 @@ def test_the_figure_wraps_its_panels(tmp_path):
     assert all(ax.get_yscale() == "log" for ax in visible)  # MSE spanning decades
     width, height = fig.get_size_inches()
     assert width <= 17 and height <= 9
+
+
+def test_the_notebook_runs_on_one_private_setting(tmp_path, monkeypatch):
+    """A user's sub-grid of one algorithm: nothing to pair, said in one line, no error."""
+    rows = synthetic_rows()
+    one = rows[(rows["algorithm"] == ALGORITHMS[0]) & (rows["experiment"] == EXPERIMENTS[0])]
+    notebook = run_notebook(tmp_path, monkeypatch, write_results(one, tmp_path / "results"))
+    assert any(f"one private setting here ({ALGORITHMS[0]})" in t for t in outputs(notebook))
