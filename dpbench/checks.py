@@ -45,6 +45,7 @@ class CheckFailed(AssertionError):
 
 
 def require(condition, message: str) -> None:
+    """CheckFailed(message) unless `condition`."""
     if not condition:
         raise CheckFailed(message)
 
@@ -115,6 +116,8 @@ def expected_failed_checks(est) -> dict:
 
 @_check("sklearn")
 def check_sklearn(name: str):
+    """scikit-learn's estimator checks on `name`, but those its class declares it fails by design
+    (`_expected_failed_checks`); CheckFailed if one fails, or if a declared failure passes (a stale declaration)."""
     from sklearn.utils.estimator_checks import check_estimator
 
     est = sklearn_estimator(name)
@@ -196,6 +199,9 @@ def ledger_data(task: str, seed: int = 0, n: int = 30_000, d: int = 3):
 
 @_check("ledger")
 def check_ledger(name: str, epsilon: float = EPSILON, delta: float = DELTA, seeds: int = 3):
+    """Fits through every entry point (`entries`) with a `RecordingGenerator`, `seeds` seeds: CheckFailed unless
+    every noise draw is an entry of the fit's ledger and the ledger composes to (epsilon, delta).  SKIPPED for a
+    non-private algorithm."""
     from dpbench.summary import spent_budget
 
     if not _private(name):
@@ -321,6 +327,9 @@ def finite_models(name: str, entry: str) -> None:
 
 @_check("degenerate inputs")
 def check_degenerate(name: str):
+    """Every degenerate input (`degenerate_cases`: n = 0, one record, one class, all-zero X, 1e300, ...) through
+    every entry point, a private selection's candidate included, gives a finite model (`finite_models`), else
+    CheckFailed.  SKIPPED for a non-private algorithm."""
     if not _private(name):
         return SKIPPED, "not private: a non-private fit may reject degenerate data"
     ways = entries(name, candidate=True)
@@ -494,6 +503,8 @@ def release_sensitivity(name: str, entry: str = "fit", seeds: int = 3) -> Counte
 
 @_check("sensitivity")
 def check_sensitivity(name: str):
+    """Every release of `name`, through every entry point, moves by at most its recorded sensitivity between D and
+    D plus one record (`release_sensitivity`), else CheckFailed.  SKIPPED for a non-private algorithm."""
     if not _private(name):
         return SKIPPED, "not private: no releases"
     checked = Counter()

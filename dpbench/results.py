@@ -64,6 +64,7 @@ def has_metrics(df: pd.DataFrame) -> pd.Series:
 
 
 def parts_dir(sweep_dir: str | os.PathLike) -> Path:
+    """The directory of a sweep's parquet parts."""
     return Path(sweep_dir) / PARTS
 
 
@@ -82,6 +83,8 @@ def write_part(rows: list[dict], sweep_dir: str | os.PathLike, stem: str) -> Pat
 
 
 def remove_stale_temporaries(sweep_dir: str | os.PathLike) -> int:
+    """Delete the temporary files of parts that were never renamed (a sweep killed while writing); returns how
+    many."""
     n = 0
     for p in parts_dir(sweep_dir).glob(f"*{TMP_SUFFIX}"):
         p.unlink(missing_ok=True)

@@ -1,7 +1,7 @@
-"""`python -m dpbench check MODULE[:NAME]` and `dpbench.checks.assert_checks`: the README's example extension passes
-every generic check, broken copies of it are caught (exit code 1, the failing row named), and bad input is one
-line with exit code 2.  The example and its broken copies are checked as a user would, from a directory of their
-own (`python -m dpbench` against this checkout); the pytest helper on toys registered here."""
+"""`python -m dpbench check MODULE[:NAME]` and `dpbench.checks.assert_checks`: the example extension of
+docs/extending.md passes every generic check, broken copies of it are caught (exit code 1, the failing row named),
+and bad input is one line with exit code 2.  The example and its broken copies are checked as a user would, from a
+directory of their own (`python -m dpbench` against this checkout); the pytest helper on toys registered here."""
 
 from __future__ import annotations
 
@@ -102,9 +102,9 @@ def test_the_example_passes_every_check_as_the_readme_shows(user):
         assert re.search(r"power: noise x 0.1 (not )?caught \(eps_lb [\d.]+, mu_lb [\d.]+; the fits certify eps <= "
                          r"[\d.]+\)$", rows[design, "my_sum"][1]), rows[design, "my_sum"]
     assert f"\n\n{len(rows)} checks of my_sum: {len(rows)} ok\n" in p.stdout
-    # the README's table is a run of this command: the same rows and results (its numbers are that run's)
-    readme = (ROOT / "README.md").read_text()
-    shown = re.search(r"python -m dpbench check my_extension\n```\n\n```\n(.*?)```", readme, re.S)
+    # the table of docs/extending.md is a run of this command: the same rows and results (its numbers are that run's)
+    page = (ROOT / "docs" / "extending.md").read_text()
+    shown = re.search(r"python -m dpbench check my_extension\n```\n\n```\n(.*?)```", page, re.S)
     assert shown and {k: r for k, (r, _) in table(shown.group(1)).items()} == {k: r for k, (r, _) in rows.items()}
 
 

@@ -1,4 +1,4 @@
-"""The README's extension example, run as a user would: `examples/my_extension/` (a module registering a toy
+"""The extension example of docs/extending.md, run as a user would: `examples/my_extension/` (a module registering a toy
 algorithm, a toy dataset and a figure kind, and an experiment naming it in `imports`) copied to a directory of
 its own and swept against a non-editable install of dpbench, built from the package's files (no network)."""
 
@@ -34,10 +34,10 @@ def _install(tmp_path: Path) -> Path:
     return target
 
 
-def test_the_readme_shows_the_example_as_it_is():
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_show_the_example_as_it_is():
+    page = (ROOT / "docs" / "extending.md").read_text()
     for path in (EXAMPLE / "my_extension.py", EXAMPLE / "conf" / "experiment" / "my_experiment.yaml"):
-        assert path.read_text() in readme, f"README's Extending section must show {path.relative_to(ROOT)} verbatim"
+        assert path.read_text() in page, f"docs/extending.md must show {path.relative_to(ROOT)} verbatim"
 
 
 @pytest.fixture(scope="module")

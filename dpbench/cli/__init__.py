@@ -27,8 +27,8 @@ commands:
   audit   [--full] [...]      empirical privacy audit: fit each private algorithm many times on D and on D
                               plus one crafted record, lower-bound epsilon (see `audit --help`);
                               `audit --ledger`: check that each ledger composes to the requested budget
-  readme  [--check]           rewrite the README's measured tables from results/reference (the committed
-                              full-scale results); --check: exit 1 if they differ
+  readme  [--check]           rewrite the measured tables of the README and docs/ from results/reference (the
+                              committed full-scale results); --check: exit 1 if they differ
   algorithms [NAME]           the registered algorithms: task, privacy, parameters (defaults, constraints),
                               tuning ranges, what each implements
   check   MODULE[:NAME]       every generic check on the algorithms your module registers (sklearn, ledger,

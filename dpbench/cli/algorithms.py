@@ -76,7 +76,7 @@ def _attributes_by_kind(estimator) -> dict[str, list[str]]:
 
 
 def attributes_table() -> str:
-    """The README's table of every private algorithm's fitted attributes, from the classes' declarations."""
+    """The table of every private algorithm's fitted attributes (docs/privacy.md), from the classes' declarations."""
     from dpbench import algorithms
 
     lines = ["| algorithm | releases (or post-processing of releases) | public |", "| --- | --- | --- |"]

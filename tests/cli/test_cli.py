@@ -1,5 +1,5 @@
-"""The CLI as documented: every `python -m dpbench` line of the README and the Makefile runs (long ones in their
-dry form), --help runs nothing, errors are one line with exit code 2, sub-grids and multiruns report their own
+"""The CLI as documented: every `python -m dpbench` line of the README, docs/*.md and the Makefile runs (long ones in
+their dry form), --help runs nothing, errors are one line with exit code 2, sub-grids and multiruns report their own
 runs, and Hydra writes nothing outside results_dir."""
 
 import json
@@ -27,7 +27,7 @@ TINY = "datasets=[{name: synthetic, outlier: label, fraction: 0.05, n_train: 400
 
 
 def documented_commands(path: Path, prefix: str) -> list[tuple[dict, list[str]]]:
-    """(environment, arguments) of every `<prefix> ...` line in path's code (README: ```bash blocks)."""
+    """(environment, arguments) of every `<prefix> ...` line in path's code (Markdown: ```bash blocks)."""
     text = path.read_text()
     if path.suffix == ".md":
         text = "\n".join(re.findall(r"```bash\n(.*?)```", text, re.S))
@@ -52,18 +52,24 @@ def dry(args: list[str]) -> list[str]:
     return args + ["--dry-run"] if args[0] == "audit" or experiment != "quickstart" else args
 
 
-README = documented_commands(ROOT / "README.md", "python -m dpbench")
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]  # the README's commands first: its tour
+# sweeps the quickstart before the pages' plot and report read it; a command shown twice runs once
+DOCUMENTED = []
+for _path in DOCUMENTS:
+    DOCUMENTED += [c for c in documented_commands(_path, "python -m dpbench") if c not in DOCUMENTED]
 MAKEFILE = documented_commands(ROOT / "Makefile", "$(PY) -m dpbench")
 
 
 def test_the_documents_have_commands():
-    assert len(README) >= 10 and any(a[:1] == ["sweep"] for _, a in README)
+    assert any(a[:1] == ["sweep"] for _, a in documented_commands(ROOT / "README.md", "python -m dpbench"))
+    assert len(DOCUMENTED) >= 10 and any(a[:1] == ["sweep"] for _, a in documented_commands(
+        ROOT / "docs" / "getting-started.md", "python -m dpbench"))
     assert [a for _, a in MAKEFILE if a[0] == "sweep"][0] == ["sweep", "experiment=quickstart"]  # make quickstart
 
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    """One directory for all README commands, in order: plot and report read what the sweeps wrote."""
+    """One directory for all documented commands, in order: plot and report read what the sweeps wrote."""
     return tmp_path_factory.mktemp("readme")
 
 
@@ -169,7 +175,7 @@ def check_readme_output(args: list[str], out: str, changed: set[Path]) -> None:
         elif args == ["--version"]:
             assert out.strip() == f"dpbench {dpbench.__version__}"
         else:
-            raise AssertionError(f"no check for the README command {args}: add one to check_readme_output")
+            raise AssertionError(f"no check for the documented command {args}: add one to check_readme_output")
 
 
 def check_data_list(out: str) -> None:
@@ -193,8 +199,8 @@ def check_ledger_table(out: str) -> None:
         assert r[-1] == "True" and float(r[2]) <= 1 + 1e-9, r
 
 
-@pytest.mark.parametrize("env, args", README, ids=[" ".join(a) for _, a in README])
-def test_readme_command(env, args, workdir, monkeypatch, capsys):
+@pytest.mark.parametrize("env, args", DOCUMENTED, ids=[" ".join(a) for _, a in DOCUMENTED])
+def test_documented_command(env, args, workdir, monkeypatch, capsys):
     monkeypatch.chdir(workdir)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
