@@ -111,7 +111,7 @@ def _numbered(i: int, chunk: Unit, ctx: TaskContext, note: str | None) -> tuple[
 class WorkBar(tqdm):
     """A progress bar over estimated work (seconds of a worker when calibrated, else runs or trials), so a long
     task counts for its length, with the time left from the calibration at the start (work / `workers`) and
-    from the measured pace as work gets done, weighted by the share done; the counts ride in the postfix."""
+    from the measured pace as work gets done, weighted by the share done; the counts (runs, trials) beside it."""
 
     def __init__(self, total: float, desc: str, progress: bool, workers: int):
         self.workers, self.text = workers, ""
