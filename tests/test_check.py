@@ -12,18 +12,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from dpbench import checks
 from dpbench.__main__ import main
 from dpbench.algorithms import registry
-from dpbench.algorithms.base import POSITIVE, PRIVACY, DPLinearRegressor
 from dpbench.audit import SETTINGS
 from dpbench.extend import register_algorithm
 from dpbench.plots.styles import LABELS
-from dpbench.privacy import gaussian_mechanism
 from dpbench.tuning.spaces import SPACES
+from tests.test_extend import NoisySum as ToySum
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "my_extension"
@@ -163,20 +161,7 @@ def test_help_and_a_module_imported_before():
 # ----------------------------------------------------------------------------- assert_checks, for a user's tests
 
 
-class ToySum(DPLinearRegressor):
-    """theta = (X^T clip(y) + noise) / 100, rows clipped to x_bound: the example's MySum."""
-
-    clips_features = True
-    _parameter_constraints = {**PRIVACY, "x_bound": POSITIVE}
-
-    def __init__(self, epsilon=1.0, delta=1e-6, x_bound=1.0, random_state=None):
-        self.epsilon, self.delta, self.x_bound, self.random_state = epsilon, delta, x_bound, random_state
-
-    def _fit_theta(self, X, y, mu, rng, ledger):
-        return gaussian_mechanism(X.T @ np.clip(y, -1, 1), self.x_bound, mu, rng, ledger, "X^T clip(y)") / 100
-
-
-class ToyUnrecorded(ToySum):
+class ToyUnrecorded(ToySum):  # ToySum: the example's MySum (tests/test_extend.py)
     def _fit_theta(self, X, y, mu, rng, ledger):
         return super()._fit_theta(X, y, mu, rng, ledger) + rng.normal(0.0, 0.01, size=X.shape[1])
 

@@ -350,15 +350,22 @@ def _matches(tab: pd.DataFrame) -> Verdict:
                    + (f"; excluded, a partner failed: {', '.join(excluded)})" if excluded else ")"))
 
 
+def _paper_exponent_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The diagnosis rows of TukeyEM with the paper's exponent on the paper's datasets (FileNotFoundError: none,
+    the report's 'not run')."""
+    rows = df[(df["part"] == "diagnosis") & (df["method"] == PAPER_EXPONENT) & df["dataset"].isin(PAPER_TABLE)]
+    if rows.empty:
+        raise FileNotFoundError("no diagnosis rows in paper003")
+    return rows
+
+
 @register_diagnosis("paper003", "Sec. 4.4, Fig. 1", "accounting", "python -m dpbench analysis paper003")
 def explain_tukey_matches(load) -> str:
     """The bolding rule with TukeyEM's rows replaced by the paper's exponent's at the same m and seeds."""
     from dpbench.reproduction import VERDICTS
 
     df = load("paper003")
-    theirs = df[(df["part"] == "diagnosis") & (df["method"] == PAPER_EXPONENT) & df["dataset"].isin(PAPER_TABLE)]
-    if theirs.empty:
-        raise FileNotFoundError("no diagnosis rows in paper003")
+    theirs = _paper_exponent_rows(df)
     tab = table(df)
     for i in tab.index[tab["method"] == PAPER_TUKEY]:
         runs = theirs.loc[(theirs["dataset"] == tab.at[i, "dataset"]) & (theirs["m"] == tab.at[i, "m"]), "train_r2"]
@@ -455,11 +462,7 @@ def explain_m1000(load) -> str:
     """The same reading of TukeyEM with the paper's exponent at every m (not private under dpbench's relation)."""
     from dpbench.reproduction import VERDICTS
 
-    df = load("paper003")
-    sw = df[(df["part"] == "diagnosis") & (df["method"] == PAPER_EXPONENT) & df["dataset"].isin(PAPER_TABLE)]
-    if sw.empty:
-        raise FileNotFoundError("no diagnosis rows in paper003")
-    v = _m1000(sw)
+    v = _m1000(_paper_exponent_rows(load("paper003")))
     return (f"with the paper's exponent exp((eps/2) i) (not private under dpbench's relation) the same reading is "
             f"{VERDICTS[v.holds]}: {v.measured}")
 
