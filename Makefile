@@ -7,12 +7,12 @@ SHARED_DATA := $(abspath ../shared/data)
 export DPBENCH_DATA_DIR ?= $(if $(wildcard $(SHARED_DATA)/README.md),$(SHARED_DATA),)
 export MPLBACKEND := Agg
 
-.PHONY: install quickstart test lint bench mutants zoo fig1-fixed reproduce-fig1 reproduce-paper000 data-list audit clean
+.PHONY: install quickstart test lint docs bench mutants zoo fig1-fixed reproduce-fig1 reproduce-paper000 data-list audit clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,dask]'
+	$(PY) -m pip install --quiet -e '.[test,dask,docs]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -26,6 +26,10 @@ test: install
 
 lint: install
 	$(PY) -m ruff check dpbench tests scripts
+
+# the documentation site from docs/ into site/ (strict: a broken link, figure or docstring fails)
+docs: install
+	$(PY) -m mkdocs build --strict
 
 bench: install
 	$(PY) scripts/bench.py

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from dpbench.tuning.settings import TuningConfig
 
 
@@ -123,7 +125,10 @@ def smoke_overlay(name: str) -> str | None:
     if name in overlays:
         return name
     path = _experiment_file(name)
-    defaults = OmegaConf.to_container(OmegaConf.load(path)).get("defaults", []) if path else []
+    try:
+        defaults = OmegaConf.to_container(OmegaConf.load(path)).get("defaults", []) if path else []
+    except yaml.YAMLError:  # a malformed file of yours: an error when it is used (compose names it), not before
+        return None
     bases = [d.removeprefix("/base/") for d in defaults if isinstance(d, str) and d.startswith("/base/")]
     return next((b for b in bases if b in overlays), None)
 
@@ -146,11 +151,39 @@ def _generated(group: str) -> dict[str, dict]:
     return {p: node for p, node in made.items() if p.startswith(f"{group}/")}
 
 
+def user_imports() -> list[str]:
+    """The modules the experiments of the user's ./conf name in `imports:`, each once.  dpbench imports them
+    before it makes the shorthands or looks a name up (`store`, `algorithms`, `audit`, `check`), so what they
+    register is used like a built-in: `algorithm=NAME`, `dataset=NAME`, `algorithms NAME`.  A file that does not
+    parse is skipped here; composing it says what is wrong."""
+    import yaml
+
+    user = user_conf_dir()
+    names = []
+    for path in sorted(user.glob("experiment/**/*.yaml")) if user else []:
+        try:
+            doc = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError):
+            continue
+        imports = doc.get("imports") if isinstance(doc, dict) else None
+        names += [n for n in imports if isinstance(n, str)] if isinstance(imports, list) else []
+    return list(dict.fromkeys(names))
+
+
+def load_user_imports(modules: list[str] | None = None) -> None:
+    """Import `modules` (default: `user_imports()`); ValueError in one line if one cannot be imported."""
+    from dpbench.extend import load_imports
+
+    load_imports(user_imports() if modules is None else modules)
+
+
 def store() -> None:
     """Put into Hydra's ConfigStore what is not a file: the schema (`dpbench_schema`), the shorthands and the
-    smoke variants.  Called before every composition, so algorithms and datasets registered since are in."""
+    smoke variants.  Called before every composition, so algorithms and datasets registered since are in, and
+    those the user's ./conf experiments import (`user_imports`)."""
     from hydra.core.config_store import ConfigStore
 
+    load_user_imports()
     cs = ConfigStore.instance()
     cs.store(name="dpbench_schema", node=Config)
     for path, node in {**shorthands(), **smoke_variants()}.items():
@@ -241,7 +274,12 @@ def one_line(exc: BaseException) -> str:
     unknown = re.search(r"Key '([^']+)' (?:is )?not in", text)
     if unknown:
         full_key = re.search(r"full_key: (\S+)", text)
-        return _unknown_key(full_key.group(1) if full_key else unknown.group(1))
+        key = full_key.group(1) if full_key else unknown.group(1)
+        source = re.search(r"In '(([^'/]+)/[^']+)'", text)  # the config file being merged
+        if source and key.split(".")[0] == source.group(2) and source.group(2) not in _schema_keys(""):
+            return (f"{_config_file(source.group(1))} has no `# @package _global_` header, so its keys are read "
+                    f"under {key.split('.')[0]!r}: add that line at its top")
+        return _unknown_key(key)
     group = re.search(r"Could not find '([^'/]+)/([^']*)'", text)
     if group and group.group(1) in GROUPS:
         return f"unknown {group.group(1)} {group.group(2)!r}; available: {', '.join(options(group.group(1)))}"
@@ -254,6 +292,29 @@ def one_line(exc: BaseException) -> str:
             return f"{key} must be a list, e.g. {key}=[{value}]"
         return f"bad override {override.group(1)!r}: {lines[1] if len(lines) > 1 else text}"
     return "; ".join(dict.fromkeys(lines))
+
+
+def _config_file(path: str) -> str:
+    """Where the config of `path` (group/name) is: a file of yours (./conf) or the packaged one."""
+    found = [d / f"{path}.yaml" for d in (user_conf_dir(), CONF_DIR) if d]
+    return _shown(next((p for p in found if p.is_file()), Path(f"{path}.yaml")))
+
+
+def _shown(path: Path | str) -> str:
+    """A path relative to the working directory when it is below it."""
+    path = Path(path)
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
+
+
+def yaml_error(exc: yaml.YAMLError) -> str:
+    """A config file that is not YAML, in one line: the file, the line and column, the problem."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return f"a config file is not valid YAML: {' '.join(str(exc).split())}"
+    start = getattr(exc, "context_mark", None)
+    context = f" ({exc.context} at line {start.line + 1}, column {start.column + 1})" if exc.context and start else ""
+    where = f"{_shown(mark.name)}, line {mark.line + 1}, column {mark.column + 1}"
+    return f"{where}: not valid YAML: {exc.problem}{context}"
 
 
 def check_syntax(overrides: list[str]) -> None:
@@ -289,16 +350,21 @@ def compose(overrides: list[str]):
     """The resolved config via Hydra's compose API (scripts, tests); the CLI composes with @hydra.main."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
     check_syntax(overrides)
     store()
     try:
+        if GlobalHydra.instance().is_initialized():  # inside the CLI's Hydra app (e.g. a multirun job)
+            return hydra_compose("config", overrides=normalize_overrides(overrides))
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             return hydra_compose("config", overrides=[*normalize_overrides(overrides), *searchpath()])
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError(one_line(exc)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(yaml_error(exc)) from None
 
 
 def _defaults() -> dict:

@@ -36,16 +36,24 @@ def __getattr__(name: str):
 def load_imports(modules: Iterable[str]) -> None:
     """Import the user's modules named by a config's `imports` (the working directory first on the path, as for
     `python -m`); ValueError in one line if one cannot be imported."""
-    modules = list(modules)
-    if modules and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
     for name in modules:
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"imports: module names are strings, got {name!r}")
         try:
-            importlib.import_module(name)
-        except Exception as exc:  # noqa: BLE001 - any failure of the user's module, named in one line
-            raise ValueError(f"imports: cannot import {name!r}: {type(exc).__name__}: {exc}") from None
+            import_user_module(name)
+        except ValueError as exc:
+            raise ValueError(f"imports: {exc}") from None
+
+
+def import_user_module(name: str):
+    """Import a user's module `name` as `python -m` would find it (the working directory first on the path) and
+    return it; ValueError in one line naming it if it cannot be imported (any error of the module itself)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"module names are strings, got {name!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(name)
+    except Exception as exc:  # noqa: BLE001 - any failure of the user's module, named in one line
+        raise ValueError(f"cannot import {name!r}: {type(exc).__name__}: {exc}") from None
 
 
 def register_algorithm(estimator_class: type, name: str, *, label: str | None = None,
@@ -86,4 +94,4 @@ def register_algorithm(estimator_class: type, name: str, *, label: str | None = 
     return estimator_class
 
 
-__all__ = ["load_imports", "register_algorithm", *_ELSEWHERE]
+__all__ = ["import_user_module", "load_imports", "register_algorithm", *_ELSEWHERE]

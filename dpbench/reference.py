@@ -1,10 +1,10 @@
-"""The reference results and the README's tables made from them.
+"""The reference results and the documentation's tables made from them.
 
 `results/reference/` holds the papers' experiments run at their full settings (default tuning, every mirror
 task, 1000 trees), committed: the tidy rows (parquet parts), figures (PNG) and the reproduction report.  The
-README's measured tables are blocks between `<!-- reference:NAME -->` and `<!-- /reference:NAME -->` that
-`python -m dpbench readme` rewrites from those results (`--check`: exit 1 if a block differs, which a test
-runs), so prose and numbers cannot drift apart.
+measured tables of the README and of the pages in docs/ are blocks between `<!-- reference:NAME -->` and
+`<!-- /reference:NAME -->` that `python -m dpbench readme` rewrites from those results (`--check`: exit 1 if a
+block differs, which a test runs), so prose and numbers cannot drift apart.
 """
 
 from __future__ import annotations
@@ -20,6 +20,14 @@ from dpbench import reproduction
 
 DIR = Path("results") / "reference"
 _BLOCK = re.compile(r"(<!-- reference:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /reference:(?P=name) -->)", re.S)
+
+
+def documents(root: str | Path = ".") -> list[Path]:
+    """The files that hold reference blocks, which `python -m dpbench readme` rewrites by default: README.md and
+    the pages of docs/."""
+    root = Path(root)
+    return [p for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+            if p.is_file() and _BLOCK.search(p.read_text())]
 
 
 def _cell(text) -> str:
@@ -91,7 +99,7 @@ def paper001_f1(results_dir: Path, epsilons=(0.1, 1.0), rounds=(100, 1000)) -> s
 
 
 def tables(results_dir: str | Path = DIR) -> dict[str, str]:
-    """Every generated README block, by name."""
+    """Every generated block, by name."""
     results_dir = Path(results_dir)
     secs = reproduction.sections(results_dir)
     from dpbench.cli.algorithms import attributes_table
@@ -134,7 +142,7 @@ def render(text: str, blocks: dict[str, str]) -> str:
 
     def body(m: re.Match) -> str:
         if m["name"] not in blocks:
-            raise ValueError(f"README block reference:{m['name']} is not one of {', '.join(sorted(blocks))}")
+            raise ValueError(f"block reference:{m['name']} is not one of {', '.join(sorted(blocks))}")
         return m.group(1) + blocks[m["name"]].rstrip("\n") + "\n" + m.group(4)
 
     return _BLOCK.sub(body, text)

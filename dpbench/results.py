@@ -33,7 +33,7 @@ TMP_SUFFIX = ".parquet.tmp"
 IDENTITY = ["run_id", "experiment", "algorithm", "params", "private", "dataset", "task", "n_train", "n_test", "d",
             "epsilon", "delta", "tuning_mode", "seed", "split", "data_seed", "random_state"]
 # tuned mode: the chosen hyperparameters (JSON), their mean validation score and the trials chosen among
-TUNING = ["tuned_params", "validation_score", "tuning_trials"]
+TUNING = ["tuned_params", "validation_score", "tuning_trials", "study"]
 # zero_model: the released model is the all-zero one (an algorithm's fallback), from its coefficients (None: a model
 # without them, or a run that released nothing)
 OUTCOME = ["fit_seconds", "batch_runs", "status", "zero_model", "attempt", "error", "spent_epsilon", "spent_delta",
@@ -64,6 +64,7 @@ def has_metrics(df: pd.DataFrame) -> pd.Series:
 
 
 def parts_dir(sweep_dir: str | os.PathLike) -> Path:
+    """The directory of a sweep's parquet parts."""
     return Path(sweep_dir) / PARTS
 
 
@@ -82,6 +83,8 @@ def write_part(rows: list[dict], sweep_dir: str | os.PathLike, stem: str) -> Pat
 
 
 def remove_stale_temporaries(sweep_dir: str | os.PathLike) -> int:
+    """Delete the temporary files of parts that were never renamed (a sweep killed while writing); returns how
+    many."""
     n = 0
     for p in parts_dir(sweep_dir).glob(f"*{TMP_SUFFIX}"):
         p.unlink(missing_ok=True)

@@ -246,3 +246,53 @@ def test_spearman_interval_covers_and_is_reproducible():
     rho, lo, hi = spearman_interval(x, x + rng.normal(size=30))
     assert lo < rho < hi and spearman_interval(x, x + 0)[0] == pytest.approx(1.0)
     assert spearman_interval(x, -x) == spearman_interval(x, -x)
+
+
+def test_every_diagnosis_names_a_registered_claim():
+    from dpbench import claims
+
+    claims._import_all()
+    registered = {(c.figure, c.where) for c in claims.claims()}
+    assert all((d.figure, d.where) in registered for d in claims._DIAGNOSES)
+
+
+def test_sign_test_power_is_the_binomial_tail_beyond_the_critical_count():
+    from dpbench.analyses.paper000_comparisons import sign_test_power
+
+    assert sign_test_power(23, 0.5) <= claims.ALPHA and sign_test_power(23, 1.0) == 1.0
+    draws = np.random.default_rng(3).binomial(23, 0.65, size=20_000)
+    simulated = np.mean([claims.sign_test(k, 23) < claims.ALPHA for k in draws])
+    assert sign_test_power(23, 0.65) == pytest.approx(simulated, abs=4 * np.sqrt(0.25 / 20_000))
+    assert sign_test_power(33, 0.65) > sign_test_power(23, 0.65)
+
+
+def test_power_diagnosis_reads_only_the_epsilons_with_a_majority_that_is_not_significant():
+    """15 wins of 23 at one epsilon (p = 0.105): its power and the paper's 33 tasks; a significant epsilon and a
+    lost one are not read."""
+    from dpbench.analyses.paper000_comparisons import power_limit
+
+    rows = []
+    for e, wins in ((0.1, 20), (1.0, 15), (10.0, 8)):
+        for i in range(23):
+            for alg, mse in (("boosted_adassp", 1.0), ("adassp", 2.0 if i < wins else 0.5)):
+                rows.append({"dataset": f"d{i}", "epsilon": e, "tuning_mode": "tuned" if alg == "adassp" else "fixed",
+                             "seed": 0, "algorithm": alg, "status": "ok", "test_mse": mse})
+    df = pd.DataFrame(rows)
+    text = power_limit(lambda name: df, "fig1", "adassp", ("tuned", "fixed"))
+    assert "eps 1: 15/23 (65%, p = 0.11)" in text and "eps 0.1" not in text and "eps 10" not in text
+    assert "10 of the paper's 33 tasks are not in the data mirror" in text
+    # 'competitive': within 1.1x counts as a win
+    close = df.assign(test_mse=df["test_mse"].where(df["test_mse"] != 0.5, 0.95))
+    assert power_limit(lambda name: close, "fig1", "adassp", ("tuned", "fixed"), competitive=True) == \
+        "no epsilon with a majority that is not significant"
+
+
+def test_fig12_diagnosis_counts_tukeys_zero_models_where_the_interval_misses_0():
+    from dpbench.analyses.paper000_comparisons import explain_n_over_d
+
+    df = scatter("fig12", np.random.default_rng(6), "strong", datasets=23)
+    df.loc[(df["algorithm"] == "tukey") & (df["epsilon"] == 0.1), "status"] = "ptr_failed"
+    text = explain_n_over_d(lambda name: df[df["tuning_mode"] == "fixed"])
+    n = int(((df["algorithm"] == "tukey") & (df["epsilon"] == 0.1) & (df["tuning_mode"] == "fixed")).sum())
+    assert f"TukeyEM returned its zero model in {n} of {n} runs" in text
+    assert "released trained models only: 0 datasets, too few" in text

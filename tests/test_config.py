@@ -154,8 +154,10 @@ def test_every_package_is_installed():
         pytest.skip("not a checkout")
     setuptools = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
     found = {".".join(p.parent.relative_to(root).parts) for p in (root / "dpbench").rglob("*.py")}
-    assert sorted(setuptools["packages"]) == sorted(found | {"dpbench.conf"})
+    groups = {f"dpbench.conf.{d.name}" for d in (root / "conf").iterdir() if d.is_dir()}
+    assert sorted(setuptools["packages"]) == sorted(found | {"dpbench.conf"} | groups)
     assert setuptools["package-dir"] == {"dpbench.conf": "conf"}
+    assert set(setuptools["package-data"]) >= {"dpbench.conf"} | groups
 
 
 def test_a_user_config_with_a_packaged_name_is_an_error_naming_it(tmp_path, monkeypatch, capsys):

@@ -1,4 +1,4 @@
-"""The README's measured tables are what the committed reference results give (dpbench.reference)."""
+"""The measured tables of the README and docs/ are what the committed reference results give (dpbench.reference)."""
 
 from pathlib import Path
 
@@ -10,13 +10,19 @@ from dpbench.cli.readme import main as readme_main
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_readme_blocks_agree_with_the_reference_results(monkeypatch):
+def test_the_documents_blocks_agree_with_the_reference_results(monkeypatch):
     monkeypatch.chdir(ROOT)  # the tables name results/reference as the command sees it, from the repository root
-    text = (ROOT / "README.md").read_text()
-    names = {m["name"] for m in reference._BLOCK.finditer(text)}
-    assert {"verdicts", "runs", "paper001-f1"} <= names  # the README shows every generated table
-    assert reference.render(text, reference.tables(reference.DIR)) == text, \
-        "README's reference blocks are stale: run `python -m dpbench readme`"
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert [p.relative_to(ROOT) for p in reference.documents(ROOT)] == \
+        [p.relative_to(ROOT) for p in paths if reference._BLOCK.search(p.read_text())]  # what `readme` rewrites
+    tables = reference.tables(reference.DIR)
+    names = set()
+    for path in paths:
+        text = path.read_text()
+        names |= {m["name"] for m in reference._BLOCK.finditer(text)}
+        assert reference.render(text, tables) == text, \
+            f"{path.relative_to(ROOT)}: reference blocks are stale: run `python -m dpbench readme`"
+    assert names == set(tables)  # the documents show every generated table
 
 
 def test_render_replaces_only_the_blocks_body():
@@ -35,6 +41,17 @@ def test_check_fails_on_a_hand_edited_number(tmp_path, monkeypatch):
     assert readme_main(["--file", str(readme)]) == 0
     assert "| 0.52 |" in readme.read_text()
     assert readme_main(["--file", str(readme), "--check"]) == 0
+    # by default: the README and every page of docs/ that holds a block, from the working directory
+    page = tmp_path / "docs" / "page.md"
+    page.parent.mkdir()
+    page.write_text("text\n<!-- reference:x -->\n| 0.51 |\n<!-- /reference:x -->\n")
+    (tmp_path / "docs" / "other.md").write_text("no block\n")
+    monkeypatch.chdir(tmp_path)
+    assert reference.documents() == [Path("README.md"), Path("docs/page.md")]
+    assert readme_main(["--check"]) == 1
+    assert readme_main([]) == 0
+    assert page.read_text() == "text\n<!-- reference:x -->\n| 0.52 |\n<!-- /reference:x -->\n"
+    assert readme_main(["--check"]) == 0
 
 
 def test_publish_copies_finished_results_small(tmp_path):

@@ -54,3 +54,22 @@ def test_render_adds_what_the_figure_kind_summarises():
     assert "fallbacks: AdaSSP 0 of 2 runs, TukeyEM 1 of 2" in text
     assert text.splitlines()[-1].split() == ["1.0", "0", "1", "1", "0"]
     assert "datasets where" not in render(FRAME, {"kind": "privacy_curve"})
+
+
+def test_a_sub_grids_settings_are_not_pooled():
+    """Two values of a parameter in one experiment are two settings ('tukey n_models=1000' and '...=10000'), each
+    with its own seeds; a parameter that does not vary is not named."""
+    rows = [{"experiment": "e", "dataset": "d", "algorithm": "tukey", "params": f'{{"n_models": {m}, "x": 1}}',
+             "epsilon": 1.0, "task": "regression", "status": "ok", "test_mse": m / 1000 + s, "test_f1": None,
+             "tuning_mode": "fixed"}
+            for m in (1000, 10000) for s in range(3)]
+    t = summary_table(pd.DataFrame(rows))
+    assert list(t.index.get_level_values("algorithm")) == ["tukey n_models=1000", "tukey n_models=10000"]
+    assert t["runs"].tolist() == [3, 3] and t["mean"].tolist() == [2.0, 11.0]
+
+
+def test_render_leaves_out_datasets_without_any_model_and_says_how_many():
+    gone = [row("adassp", s, math.nan, "missing_data", dataset="absent") for s in range(2)]
+    text = render(pd.concat([FRAME, pd.DataFrame(gone)], ignore_index=True))
+    assert "absent" not in text and "(1 dataset(s) without a model in any run not shown)" in text
+    assert "telco" in text  # one missing run among runs with models: kept

@@ -22,6 +22,8 @@ NOT_PRIVACY_PARAMS = ("epsilon", "delta", "random_state")
 
 @dataclass(frozen=True)
 class AlgorithmSpec:
+    """A registered algorithm: its name, estimator class, task, whether it is private, and its description."""
+
     name: str
     estimator: type
     task: str  # 'regression' or 'classification'
@@ -38,6 +40,7 @@ _REGISTRY: dict[str, AlgorithmSpec] = {}
 
 
 def register(spec: AlgorithmSpec) -> AlgorithmSpec:
+    """Add `spec` to the registry (ValueError if its name is taken); returns it."""
     if spec.name in _REGISTRY:
         raise ValueError(f"algorithm {spec.name!r} is already registered")
     _REGISTRY[spec.name] = spec
@@ -64,6 +67,7 @@ def available(task: str | None = None) -> list[str]:
 
 
 def get_spec(name: str) -> AlgorithmSpec:
+    """The registered algorithm `name`; ValueError naming the available ones if there is none."""
     try:
         return _REGISTRY[name]
     except KeyError:

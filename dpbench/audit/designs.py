@@ -194,21 +194,23 @@ def zero_bins(spec, rows: int | None = None) -> Design:
     return Design(X, np.arange(50) % 2.0, _e(0), 1.0)
 
 
-def _batched(spec) -> bool:
+def has_batched_path(estimator: type) -> bool:
+    """Whether the estimator class has a `fit_batch` of its own (a batched path), not DPEstimator's one-by-one fits."""
     from dpbench.algorithms.base import DPEstimator
 
-    return getattr(spec.estimator, "fit_batch", None).__func__ is not DPEstimator.fit_batch.__func__
+    own = getattr(getattr(estimator, "fit_batch", None), "__func__", None)
+    return own is not None and own is not DPEstimator.fit_batch.__func__
 
 
 def batch_empty(spec, rows: int | None = None) -> Design | None:
     """`empty` through `fit_batch` (n = 0 vs 1), for algorithms with a batched path: its own code (BoostedAdaSSP's
     raised on n = 0 while its fit did not)."""
-    return replace(empty(spec, rows), entry="fit_batch") if _batched(spec) else None
+    return replace(empty(spec, rows), entry="fit_batch") if has_batched_path(spec.estimator) else None
 
 
 def batch_clip_pull(spec, rows: int | None = None) -> Design | None:
     """`clip_pull` through `fit_batch`, in a batch with a run of other bounds and rounds (what sweeps run)."""
-    return replace(clip_pull(spec, rows), entry="fit_batch") if _batched(spec) else None
+    return replace(clip_pull(spec, rows), entry="fit_batch") if has_batched_path(spec.estimator) else None
 
 
 # a user's selection space: every candidate setting from the smallest to the largest positive float

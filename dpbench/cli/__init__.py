@@ -27,15 +27,17 @@ commands:
   audit   [--full] [...]      empirical privacy audit: fit each private algorithm many times on D and on D
                               plus one crafted record, lower-bound epsilon (see `audit --help`);
                               `audit --ledger`: check that each ledger composes to the requested budget
-  readme  [--check]           rewrite the README's measured tables from results/reference (the committed
-                              full-scale results); --check: exit 1 if they differ
+  readme  [--check]           rewrite the measured tables of the README and docs/ from results/reference (the
+                              committed full-scale results); --check: exit 1 if they differ
   algorithms [NAME]           the registered algorithms: task, privacy, parameters (defaults, constraints),
                               tuning ranges, what each implements
+  check   MODULE[:NAME]       every generic check on the algorithms your module registers (sklearn, ledger,
+                              degenerate inputs, per-release sensitivity, fast audit): a table, exit 1 on a failure
   --version, -V               dpbench's version
   help [COMMAND]              this text, or a command's options
 """
 HYDRA_COMMANDS = tuple(sweep.TASKS)  # composed by Hydra from dpbench/conf (and ./conf)
-COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "readme", "algorithms", "--version")
+COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "readme", "algorithms", "check", "--version")
 
 
 def _terminated(signum, frame):
@@ -44,8 +46,8 @@ def _terminated(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit codes: 0 done, 1 an audit violation, 2 a usage or config error (one line on stderr), 130 interrupted
-    (Ctrl-C or SIGTERM)."""
+    """Exit codes: 0 done, 1 an audit violation or a failed check, 2 a usage or config error (one line on stderr),
+    130 interrupted (Ctrl-C or SIGTERM)."""
     import signal
     import threading
     import time
@@ -56,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["help"] and len(argv) > 1:  # `help sweep` is `sweep --help`
         argv = [argv[1], "--help"]
+    if argv[1:] == ["help"]:  # and so is `sweep help`
+        argv = [argv[0], "--help"]
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0

@@ -26,7 +26,13 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m dpbench algorithms",
                                      description="The registered algorithms; with NAME, one in full.")
     parser.add_argument("name", nargs="?", help="an algorithm name (default: a line each)")
+    parser.add_argument("--imports", type=lambda t: [m for m in t.split(",") if m],
+                        help="comma-separated modules registering algorithms (default: the `imports:` of the "
+                             "experiments in ./conf)")
     args = parser.parse_args(argv)
+    from dpbench.config import load_user_imports
+
+    load_user_imports(args.imports)
     if args.name is None:
         for name in algorithms.available():
             spec = algorithms.get_spec(name)
@@ -70,7 +76,7 @@ def _attributes_by_kind(estimator) -> dict[str, list[str]]:
 
 
 def attributes_table() -> str:
-    """The README's table of every private algorithm's fitted attributes, from the classes' declarations."""
+    """The table of every private algorithm's fitted attributes (docs/privacy.md), from the classes' declarations."""
     from dpbench import algorithms
 
     lines = ["| algorithm | releases (or post-processing of releases) | public |", "| --- | --- | --- |"]

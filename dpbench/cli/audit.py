@@ -35,6 +35,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--ledger", action="store_true",
                         help="only check that each algorithm's ledger composes to the budget (no empirical audit)")
     parser.add_argument("--algorithms", type=_names, help="comma-separated names (default: every private one)")
+    parser.add_argument("--imports", type=_names, help="comma-separated modules registering algorithms (default: "
+                                                       "the `imports:` of the experiments in ./conf)")
     parser.add_argument("--epsilons", type=str, help="comma-separated budgets (default 1; --full: 0.1,1,10)")
     parser.add_argument("--delta", type=float, default=audit.DEFAULT_DELTA,
                         help="delta of every fit (default %(default)g)")
@@ -50,6 +52,9 @@ def main(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help: nothing is run
         return int(exc.code or 0)
+    from dpbench.config import load_user_imports
+
+    load_user_imports(args.imports)
     if args.ledger:
         from dpbench.summary import audit_ledgers
 

@@ -24,6 +24,7 @@ def run(command: str, args: list[str]) -> int:
         print(help_text(command))
         return 0
     import hydra
+    import yaml
     from hydra._internal.utils import get_args_parser
 
     from dpbench import config
@@ -70,6 +71,8 @@ def run(command: str, args: list[str]) -> int:
         task()
     except _TaskError as err:
         raise err.args[0] from None
+    except yaml.YAMLError as exc:  # a config file of yours that is not YAML
+        raise config.ConfigError(config.yaml_error(exc)) from None
     except SystemExit as done:  # --help, --info, -sc: Hydra exits after printing
         return done.code if isinstance(done.code, int) else 0
     finally:

@@ -1,4 +1,5 @@
-"""`python -m dpbench readme`: rewrite the README's measured tables from the reference results (dpbench.reference);
+"""`python -m dpbench readme`: rewrite the measured tables of the README and docs/ from the reference results
+(dpbench.reference);
 `--claim-rates`: re-measure the claims' false-positive rates and powers (dpbench/claim_rates.json)."""
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ def main(argv: list[str]) -> int:
     from dpbench import reference
 
     parser = OneLineParser(prog="python -m dpbench readme",
-                           description="Rewrite the README's <!-- reference:NAME --> blocks from the committed "
-                                       "reference results (--check: change nothing, exit 1 if a block differs).")
+                           description="Rewrite the <!-- reference:NAME --> blocks of the README and docs/*.md from "
+                                       "the committed reference results (--check: change nothing, exit 1 if a block "
+                                       "differs).")
     parser.add_argument("--results-dir", default=str(reference.DIR), help="default %(default)s")
-    parser.add_argument("--file", default="README.md", help="the file whose blocks are rewritten (%(default)s)")
+    parser.add_argument("--file", action="append", help="a file whose blocks are rewritten (repeatable; default: "
+                        "README.md and the pages of docs/ that hold a block)")
     parser.add_argument("--check", action="store_true", help="exit 1 if a block is not what the results give")
     parser.add_argument("--publish", metavar="SOURCE", help="first copy the finished results under SOURCE (where the "
                         "reference sweeps ran) into --results-dir, small, and write its report")
@@ -40,20 +43,25 @@ def main(argv: list[str]) -> int:
         names = reference.publish(args.publish, args.results_dir)
         html_path, _, _ = reproduction.write(args.results_dir)
         print(f"published {', '.join(names)} into {args.results_dir}; report {html_path}")
-    path = Path(args.file)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    text = path.read_text()
-    new = reference.render(text, reference.tables(args.results_dir))
-    if args.check:
+    paths = [Path(f) for f in args.file] if args.file else reference.documents()
+    for path in paths:
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file")
+    tables, code = reference.tables(args.results_dir), 0
+    for path in paths:
+        text = path.read_text()
+        new = reference.render(text, tables)
+        if args.check:
+            if new != text:
+                print(f"{path}: the reference blocks differ from {args.results_dir}: run `python -m dpbench readme`")
+                code = 1
+            else:
+                print(f"{path}: the reference blocks agree with {args.results_dir}")
+            continue
         if new != text:
-            print(f"{path}: the reference blocks differ from {args.results_dir}: run `python -m dpbench readme`")
-            return 1
-        print(f"{path}: the reference blocks agree with {args.results_dir}")
-        return 0
-    if new != text:
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(new)
-        tmp.replace(path)
-    print(f"{path}: reference blocks {'rewritten' if new != text else 'already up to date'} from {args.results_dir}")
-    return 0
+            tmp = path.with_suffix(path.suffix + ".tmp")
+            tmp.write_text(new)
+            tmp.replace(path)
+        print(f"{path}: reference blocks {'rewritten' if new != text else 'already up to date'} from "
+              f"{args.results_dir}")
+    return code

@@ -29,19 +29,26 @@ def _data_dir(cfg) -> str | None:
 
 
 def _outcomes(grid) -> str:
-    """'ok 10, ptr_failed 2, missing_data 3': the runs by status (a run that ran is not a run that worked)."""
-    if not len(grid) or "status" not in grid:
-        return "none"
-    return ", ".join(f"{k} {n}" for k, n in grid["status"].value_counts().items())
+    """'ok 10, failed 3 (ptr_failed 2, error 1), missing data 4': the grid's runs by status (failed: every status
+    but ok and missing_data, an algorithm's own outcome or a harness error)."""
+    import pandas as pd
+
+    status = grid["status"] if "status" in grid else pd.Series([], dtype=object)
+    failed = status[~status.isin(["ok", "missing_data"])].value_counts()
+    detail = f" ({', '.join(f'{k} {n}' for k, n in failed.items())})" if len(failed) else ""
+    return (f"ok {(status == 'ok').sum()}, failed {failed.sum()}{detail}, "
+            f"missing data {(status == 'missing_data').sum()}")
 
 
 def _missing_data(grid) -> int:
-    """Say on stderr which of the grid's runs (`grid`: their rows) could not run for missing data, and the fix
-    (from the rows' error, which names the dataset and the import command).  Returns how many."""
+    """Say on stderr, in one line, which datasets of the grid (`grid`: its rows) are missing, and the first one's
+    reason and fix (each row's error names them; `data list` says it for each).  Returns how many runs."""
     missing = grid[grid["status"] == "missing_data"]
-    for dataset, rows in missing.groupby("dataset"):
-        reason = " ".join(str(rows["error"].iloc[0]).split())
-        print(f"dpbench sweep: warning: {len(rows)} run(s) on {dataset} did not run: {reason}", file=sys.stderr)
+    if len(missing):
+        names = sorted(missing["dataset"].unique())
+        reason = " ".join(str(missing.loc[missing["dataset"] == names[0], "error"].iloc[0]).split())
+        print(f"dpbench sweep: warning: {len(missing)} run(s) on {len(names)} missing dataset(s) did not run "
+              f"({', '.join(names)}); the first: {reason} (`python -m dpbench data list` for each)", file=sys.stderr)
     return len(missing)
 
 
@@ -67,8 +74,8 @@ def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
         _save_grid(exp, out)
     log_sweep(out, time.perf_counter() - start, summary["ran"])
     grid = _grid_results(cfg)  # read once for the warnings, the figure and the summary
-    print(f"{cfg['name']}: {summary['ran']} runs done ({summary['retried']} of them retried), "
-          f"{summary['skipped']} already finished; the grid's {len(grid)} runs: {_outcomes(grid)}; results in {out}")
+    print(f"{cfg['name']}: {len(grid)} runs in the grid: {_outcomes(grid)}; this sweep tried {summary['ran']} "
+          f"({summary['retried']} of them retries), {summary['skipped']} were already finished; results in {out}")
     if len(grid) and _missing_data(grid) == len(grid):
         raise ValueError(f"none of the {len(grid)} runs could run: their data are missing (warnings above)")
     _plot(cfg, grid)
@@ -132,13 +139,28 @@ def _grid_results(cfg):
     return df[df["run_id"].isin({r.run_id for r in expand(experiment(cfg))})]
 
 
+def figure_path(cfg) -> Path:
+    """`<name>.png` for the grid of `experiment=<name>` as it ships (or a name no experiment has);
+    `<name>-<grid hash>.png` for another grid written to that directory (overrides such as dataset=, epsilons=,
+    a multirun's jobs), beside its `config-<grid hash>.json`: a sub-grid's figure never replaces another's."""
+    from dpbench import config
+    from dpbench.runner.grid import stable_hash
+
+    grid, name = stable_hash(config.experiment(cfg)), cfg["name"]
+    if name in config.experiment_names():
+        shipped = config.experiment(config.validate(config.compose([f"experiment={name}"])))
+        if stable_hash(shipped) != grid:
+            return _sweep_dir(cfg) / f"{name}-{grid}.png"
+    return _sweep_dir(cfg) / f"{name}.png"
+
+
 def _plot(cfg, df=None) -> None:
     """The grid's figure from its rows (`df`, read if not given)."""
     from dpbench import plots, results
 
     df = _grid_results(cfg) if df is None else df
     if results.has_metrics(df).any():
-        path = plots.draw(cfg["plot"], df, _sweep_dir(cfg) / f"{cfg['name']}.png", title=cfg["name"])
+        path = plots.draw(cfg["plot"], df, figure_path(cfg), title=cfg["name"])
         print(f"figure: {path} ({len(df)} runs)")
     else:
         print(f"no successful runs of this grid in {_sweep_dir(cfg)}: no figure drawn")
@@ -169,12 +191,19 @@ TASKS = {"sweep": cmd_sweep, "plot": cmd_plot, "report": cmd_report}  # cli.hydr
 
 def reproduction_report(argv: list[str]) -> int:
     """`report` without an experiment: the reproduction report of everything under results_dir."""
-    from dpbench.reproduction import VERDICTS, write
+    from dpbench.claims import claims
+    from dpbench.reproduction import SMOKE, VERDICTS, write
 
     results_dir = argv[-1].split("=", 1)[1] if argv else "results"
     html_path, md_path, secs = write(results_dir)
-    for s in secs:
+    judged = [s for s in secs if s.claims and not s.error]
+    for s in judged:
         for c, v in s.claims:
             print(f"[{VERDICTS[v.holds]:>14}] {s.name}: {c.text} -- {v.measured}")
-    print(f"report: {html_path} and {md_path} ({len(secs)} sections)")
+    rest = {"not run": sum(len(s.claims) for s in secs if s.error == "not run"),
+            "not at the paper's settings": sum(len(claims(s.name)) for s in secs if s.not_judged),
+            "smoke": sum(len(claims(s.name.removesuffix(SMOKE))) for s in secs if s.smoke)}
+    counts = ", ".join(f"{k} {n}" for k, n in rest.items() if n)
+    print(f"report: {html_path} and {md_path} ({len(secs)} sections; "
+          f"{sum(len(s.claims) for s in judged)} claims judged" + (f"; not judged: {counts}" if counts else "") + ")")
     return 0

@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Mapping
 from pathlib import Path
 
-from dpbench.data.base import Dataset, MissingDataError
+from dpbench.data.base import Dataset, EmptyDataError, MissingDataError
 from dpbench.data.catalog import SPLIT_MODES, SPLIT_OPTIONS, load, resolve_data_dir
 from dpbench.data.preprocess import FIXED_SPLIT_SEED
 from dpbench.data.registry import DatasetSpec, available, dataset, get_spec, groups, label_options, register, unregister
@@ -107,6 +107,7 @@ def load_dataset(spec, split_seed: int = FIXED_SPLIT_SEED, data_dir=None, split:
 
 from dpbench.data import sets  # noqa: E402,F401 - registers every dataset
 
-__all__ = ["Dataset", "DatasetSpec", "MissingDataError", "available", "check_spec", "cross_dataset_grid", "data_seed",
-           "dataset", "dataset_label", "dataset_task", "expand_dataset_specs", "get_spec", "groups", "label_options",
-           "load_dataset", "register", "resolve_data_dir", "unregister", "SPLIT_MODES", "SPLIT_OPTIONS"]
+__all__ = ["Dataset", "DatasetSpec", "EmptyDataError", "MissingDataError", "available", "check_spec",
+           "cross_dataset_grid", "data_seed", "dataset", "dataset_label", "dataset_task", "expand_dataset_specs",
+           "get_spec", "groups", "label_options", "load_dataset", "register", "resolve_data_dir", "unregister",
+           "SPLIT_MODES", "SPLIT_OPTIONS"]

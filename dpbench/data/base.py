@@ -11,6 +11,10 @@ class MissingDataError(RuntimeError):
     """A dataset is not available locally; the message is one line saying where we looked and how to get it."""
 
 
+class EmptyDataError(ValueError):
+    """A dataset with no row to fit: it has none, or none without a missing value (such rows are dropped)."""
+
+
 @dataclass
 class Dataset:
     """A preprocessed train/test split, ready for any algorithm.

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpbench.data.base import Dataset, MissingDataError
+from dpbench.data.base import Dataset, EmptyDataError, MissingDataError
 from dpbench.data.preprocess import FIXED_SPLIT_SEED, Encoded, encode, split_indices
 from dpbench.data.registry import DatasetSpec, available, get_spec
 from dpbench.data.sources import DATA_DIR_ENV
@@ -89,7 +89,10 @@ def encode_frame(spec: DatasetSpec, frame: pd.DataFrame, options: dict | None = 
     if spec.prepare is not None:
         frame = spec.prepare(frame)
     split_column = SPLIT_COLUMN if spec.split == "official" else None
-    return encode(frame, spec.schema, spec.task_for(options or {}), split_column)
+    try:
+        return encode(frame, spec.schema, spec.task_for(options or {}), split_column)
+    except EmptyDataError as exc:
+        raise EmptyDataError(f"dataset {spec.label_for(options or {})!r} {exc}") from None
 
 
 @functools.lru_cache(maxsize=8)

@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
+from dpbench.data.base import EmptyDataError
+
 TEST_SIZE = 0.2
 FIXED_SPLIT_SEED = 42  # the authors' train_test_split(random_state=42)
 
@@ -113,6 +115,8 @@ def encode(frame: pd.DataFrame, schema: Schema = Schema(), task: str = "regressi
     drop = [*schema.drop, *([split_column] if split_column else [])]
     split = frame[split_column].astype(str).to_numpy() if split_column else None
     keep = frame.drop(columns=drop).notna().all(axis=1).to_numpy()
+    if not keep.any():
+        raise EmptyDataError(_why_empty(frame.drop(columns=drop)))
     frame = frame.loc[keep]
     label = schema.label or [c for c in frame.columns if c not in drop][-1]
     if task == "regression":
@@ -133,6 +137,15 @@ def encode(frame: pd.DataFrame, schema: Schema = Schema(), task: str = "regressi
     test_mask = None if split is None else split[keep] == "test"
     return Encoded(**_frozen(X=X, y=y, test_mask=test_mask), feature_names=tuple(names),
                    feature_types=tuple(types), n_columns=features.shape[1])
+
+
+def _why_empty(frame: pd.DataFrame) -> str:
+    """Why a frame leaves no row to fit (encode drops the rows with a missing value)."""
+    if not len(frame):
+        return "has no rows"
+    empty = [str(c) for c in frame.columns if frame[c].isna().all()]
+    why = f"column(s) {', '.join(empty)} all NaN" if empty else "a missing value in each"
+    return f"has no complete row of its {len(frame)}: {why} (rows with a missing value are dropped)"
 
 
 def split_indices(y: np.ndarray, seed: int, stratify: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -86,6 +86,7 @@ _REGISTRY: dict[str, DatasetSpec] = {}
 
 
 def register(spec: DatasetSpec) -> DatasetSpec:
+    """Add the dataset `spec` to the registry (ValueError if its name, or a group's, is taken); returns it."""
     if spec.name in _REGISTRY or spec.name in groups():
         raise ValueError(f"dataset {spec.name!r} is already registered")
     _REGISTRY[spec.name] = spec

@@ -20,6 +20,9 @@ from dpbench.privacy.composition import ADVANCED_PARALLEL, PARALLEL, spent_by
 
 @dataclass(frozen=True)
 class LedgerEntry:
+    """One noisy release (or `count` identical ones): what was released, by which mechanism, its sensitivity,
+    the noise scale used and its charge (mu for a Gaussian release, else epsilon and delta)."""
+
     name: str  # the statistic released
     mechanism: str  # 'gaussian', 'laplace', 'exponential', ...
     sensitivity: float | None  # L2 for gaussian, L1 for laplace, score sensitivity for exp. mech.
@@ -62,6 +65,7 @@ class PrivacyLedger:
             self.entries.append(entry)
 
     def record_gaussian(self, name: str, sensitivity: float, noise_std: float, mu: float, count: int = 1) -> None:
+        """Record a Gaussian release (noise std `noise_std`) charged `mu` in GDP, `count` times."""
         self._append(LedgerEntry(name, "gaussian", float(sensitivity), float(noise_std), mu=float(mu), count=count))
 
     def record_dp(
@@ -74,6 +78,7 @@ class PrivacyLedger:
         noise_scale: float | None = None,
         count: int = 1,
     ) -> None:
+        """Record a release of `mechanism` charged (epsilon, delta), `count` times."""
         self._append(LedgerEntry(name, mechanism, sensitivity, noise_scale, epsilon=float(epsilon),
                                  delta=float(delta), count=count))
 
@@ -123,6 +128,7 @@ class PrivacyLedger:
         return eps, dlt
 
     def to_records(self) -> list[dict]:
+        """The entries as dicts (one per entry, its fields)."""
         return [asdict(e) for e in self.entries]
 
     def __len__(self) -> int:

@@ -263,7 +263,7 @@ def trials_left(run: RunSpec, studies_dir) -> float:
     if studies_dir is None:
         return 1.0
     trials = tuning.study_trials(algorithms.get_spec(run.algorithm), run.tuning)
-    return max(0, trials - finished_trials(studies_dir, study_key(run))) / trials if trials else 0.0
+    return max(0, trials - finished_trials(studies_dir, run)) / trials if trials else 0.0
 
 
 def worth_calibrating(runs: Sequence[RunSpec], runner) -> bool:

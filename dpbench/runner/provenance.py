@@ -98,5 +98,7 @@ def _tuning_columns(run: RunSpec) -> dict:
     """Tuned runs: the study's choice (privately selected runs: see fitting._row)."""
     if not run.tuned:
         return {}
+    from dpbench.tuning.study import study_name
+
     return {"tuned_params": canonical_json(run.tuned["params"]), "validation_score": run.tuned["validation_score"],
-            "tuning_trials": run.tuned["trials"]}
+            "tuning_trials": run.tuned["trials"], "study": study_name(run)}

@@ -24,15 +24,17 @@ from tqdm.auto import tqdm
 
 from dpbench import algorithms, results, tuning
 from dpbench.config import RunnerConfig
+from dpbench.data import EmptyDataError, get_spec, load_dataset
 from dpbench.extend import load_imports
 from dpbench.runner import backends, calibrate, lock, workers
-from dpbench.runner.grid import RunSpec, Unit, chunk_units, expand, group_units, stable_hash
+from dpbench.runner.grid import RunSpec, Unit, canonical_json, chunk_units, expand, group_units, stable_hash
 from dpbench.runner.provenance import Provenance, git_state
 from dpbench.runner.workers import TaskContext, run_chunk, run_study_task
 from dpbench.tuning.study import finished_trials, study_key
 
 
-def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callable, seconds: bool) -> list[Unit]:
+def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callable, seconds: bool,
+          workers: int = 1) -> list[Unit]:
     """Run the study of every tuned run first (one joblib task per study, in parallel), then hand each tuned
     run its chosen setting.  Studies already finished are read back from their journals.  The longest unit's
     studies go first (`estimate`, `seconds`: `_estimates`'; a study is announced only when they are seconds)."""
@@ -45,14 +47,16 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callab
         return chunks
     keys = sorted(studies, key=lambda k: studies[k].unit_key)  # a worker's consecutive studies share its data
     trials = {k: tuning.study_trials(algorithms.get_spec(studies[k].algorithm), studies[k].tuning) for k in keys}
-    finished = {k: min(trials[k], finished_trials(ctx.studies_dir, k)) for k in keys}  # reused when resumed
+    finished = {k: min(trials[k], finished_trials(ctx.studies_dir, studies[k])) for k in keys}  # reused when resumed
     estimates = {k: estimate(studies[k], 1 - finished[k] / trials[k] if trials[k] else 0.0) for k in keys}
     keys = calibrate.longest_first(keys, lambda k: studies[k].unit_key, estimates.get)
     tasks = (joblib.delayed(run_study_task)(studies[k], ctx, _announcement(ctx, calibrate.study_label(studies[k]),
                                                                              estimates[k] if seconds else None))
              for k in keys)
-    with tqdm(total=sum(trials.values()), initial=sum(finished.values()), desc=f"{ctx.prov.experiment}: tuning",
-              unit="trial", disable=not progress) as bar, _trials_progress(bar, keys, trials, ctx.studies_dir) as done:
+    work = {k: estimates[k] / (1 - finished[k] / trials[k]) if seconds and finished[k] < trials[k] else trials[k]
+            for k in keys}  # a study's whole work: seconds from its estimate of what is left, or trials
+    bar = WorkBar(sum(work.values()), f"{ctx.prov.experiment}: tuning", progress, workers if seconds else 0)
+    with bar, _trials_progress(bar, studies, trials, ctx.studies_dir, work) as done:
         chosen = {}
         for k, res in zip(keys, joblib.Parallel(return_as="generator", batch_size=1)(tasks), strict=True):
             chosen[k] = res
@@ -67,17 +71,19 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callab
 
 
 @contextlib.contextmanager
-def _trials_progress(bar, keys: list[str], trials: dict, studies_dir: str, every: float = 2.0):
-    """Keep the tuning bar at the trials finished so far, read from the studies' journals every `every`
-    seconds by a thread (a study of slow fits, e.g. DP-EBM's thousands of rounds on hundreds of features, moves
-    the bar trial by trial instead of sitting still for minutes); a study in the yielded set counts whole."""
+def _trials_progress(bar, studies: dict, trials: dict, studies_dir: str, work: dict, every: float = 2.0):
+    """Keep the tuning bar at the work of the trials finished so far (a study's `work` times its share of
+    trials finished), read from the studies' journals every `every` seconds by a thread (a study of slow fits,
+    e.g. DP-EBM's thousands of rounds on hundreds of features, moves the bar trial by trial instead of sitting
+    still for minutes); a study in the yielded set counts whole."""
     done: set[str] = set()
     stop = threading.Event()
 
     def update():
-        bar.n = sum(trials[k] if k in done else min(trials[k], finished_trials(studies_dir, k)) for k in keys)
-        bar.set_postfix_str(f"{len(done)}/{len(keys)} studies", refresh=False)
-        bar.refresh()
+        finished = {k: trials[k] if k in done else min(trials[k], finished_trials(studies_dir, r))
+                    for k, r in studies.items()}
+        bar.show(sum(work[k] * finished[k] / trials[k] for k in studies if trials[k]),
+                 f"{sum(finished.values())}/{sum(trials.values())} trials, {len(done)}/{len(studies)} studies")
 
     def poll():
         while not stop.wait(every):
@@ -85,6 +91,7 @@ def _trials_progress(bar, keys: list[str], trials: dict, studies_dir: str, every
 
     thread = threading.Thread(target=poll, daemon=True, name="tuning progress")
     if not bar.disable:
+        update()  # at once: the trials already finished, and the calibrated time left
         thread.start()
     try:
         yield done
@@ -94,6 +101,36 @@ def _trials_progress(bar, keys: list[str], trials: dict, studies_dir: str, every
             thread.join()
         if not bar.disable:
             update()
+
+
+def _numbered(i: int, chunk: Unit, ctx: TaskContext, note: str | None) -> tuple[int, int]:
+    """run_chunk, answering with the chunk's position (the bar moves by that chunk's estimated work)."""
+    return i, run_chunk(chunk, ctx, note)
+
+
+class WorkBar(tqdm):
+    """A progress bar over estimated work (seconds of a worker when calibrated, else runs or trials), so a long
+    task counts for its length, with the time left from the calibration at the start (work / `workers`) and
+    from the measured pace as work gets done, weighted by the share done; the counts (runs, trials) beside it."""
+
+    def __init__(self, total: float, desc: str, progress: bool, workers: int):
+        self.workers, self.text = workers, ""
+        super().__init__(total=total, desc=desc, disable=not progress,
+                         bar_format="{desc}: {percentage:3.0f}%|{bar}| {text}")
+
+    @property
+    def format_dict(self):
+        return {**super().format_dict, "text": self.text}
+
+    def show(self, n: float, counts: str) -> None:
+        self.n = min(n, self.total)
+        elapsed = self.format_dict["elapsed"]
+        left, share = self.total - self.n, self.n / self.total if self.total else 1.0
+        pace = elapsed * left / self.n if self.n else None
+        calibrated = left / self.workers if self.workers else None
+        eta = pace if calibrated is None else calibrated if pace is None else (1 - share) * calibrated + share * pace
+        self.text = f"{counts} [{self.format_interval(elapsed)}<{'?' if eta is None else self.format_interval(eta)}]"
+        self.refresh()
 
 
 def _announcement(ctx: TaskContext, label: str, seconds: float | None) -> str | None:
@@ -120,6 +157,22 @@ def _estimates(todo: list[RunSpec], data_dir: str | None, runner: RunnerConfig) 
     share = calibrate.workers_share(runner, costs.share)
     return (lambda task, left=1.0: (costs.chunk(task) if isinstance(task, Unit) else costs.study(task, left)[0])
             / share), True
+
+
+def check_datasets(runs: list[RunSpec], data_dir: str | None) -> None:
+    """Each dataset of `runs` a user's module generates, loaded once before any fit: one with no row to fit (no
+    rows, or none without a missing value) is an EmptyDataError naming it and why.  dpbench's own datasets are
+    not loaded twice (their tests check them); any other failure to load is left to its runs, which record it
+    (missing_data, data_error)."""
+    for run in {canonical_json([r.dataset, r.split]): r for r in runs}.values():
+        make = getattr(get_spec(run.dataset["name"]).source, "make", None)
+        if make is not None and not make.__module__.startswith("dpbench."):
+            try:
+                load_dataset(run.dataset, split_seed=run.data_seed, data_dir=data_dir, split=run.split)
+            except EmptyDataError:
+                raise
+            except Exception:  # noqa: BLE001 - its runs record it
+                pass
 
 
 def settings(runner: Mapping | RunnerConfig) -> RunnerConfig:
@@ -178,6 +231,7 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
         states = results.run_states(sweep_dir)
         done = set(states.index[~states["status"].isin(results.RETRIED_STATUSES)])
         todo = [r for r in runs if r.run_id not in done]
+        check_datasets(todo, data_dir)
         previous = states["attempt"].to_dict()
         attempts = {r.run_id: int(previous[r.run_id]) + 1 for r in todo if r.run_id in previous}
         units = group_units(todo, attempts)
@@ -194,11 +248,16 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
         notes = [_announcement(ctx, calibrate.chunk_label(c), estimates[id(c)] if seconds else None) for c in chunks]
         with backends.parallel(runner), (threadpool_limits(limits=blas_threads, user_api="blas")
                                          if threads and blas_threads else contextlib.nullcontext()):
-            chunks = _tune(chunks, ctx, progress, estimate, seconds)
-            with tqdm(total=len(todo), desc=prov.experiment, unit="run", disable=not progress) as bar:
-                tasks = (joblib.delayed(run_chunk)(c, ctx, note) for c, note in zip(chunks, notes, strict=True))
-                for n in joblib.Parallel(return_as="generator_unordered", batch_size=1)(tasks):
-                    bar.update(n)
+            work = [estimates[id(c)] if seconds else len(c.runs) for c in chunks]  # _tune keeps the order
+            chunks = _tune(chunks, ctx, progress, estimate, seconds, calibrate.workers(runner))
+            with WorkBar(sum(work), prov.experiment, progress, calibrate.workers(runner) if seconds else 0) as bar:
+                bar.show(0, f"0/{len(todo)} runs")  # the calibrated time left, from the start
+                tasks = (joblib.delayed(_numbered)(i, c, ctx, note)
+                         for i, (c, note) in enumerate(zip(chunks, notes, strict=True)))
+                ran = 0
+                for i, n in joblib.Parallel(return_as="generator_unordered", batch_size=1)(tasks):
+                    ran += n
+                    bar.show(bar.n + work[i], f"{ran}/{len(todo)} runs")
     finally:
         lock.release(owner)
         workers.forget()

@@ -3,9 +3,11 @@
 A study is keyed by (algorithm, fixed params, dataset, data seed, split, epsilon, delta, and the tuning
 settings other than n_trials), so the tuned runs of every seed share it, and raising `tuning.n_trials`
 extends a finished study instead of starting over; a run with n_trials = k selects among the study's first
-k finished trials.  Trials persist in an Optuna journal file (`<results_dir>/_studies/<study key>.log`: the
-key holds no experiment, so every sweep in a results directory shares it, e.g. Figs 1-5's BoostedAdaSSP
-studies): an interrupted study resumes where it stopped, a finished one is reused.
+k finished trials.  Trials persist in an Optuna journal file (`<results_dir>/_studies/<study name>.log`, named
+by what it tunes and its key, `study_name`; the key holds no experiment, so every sweep in a results directory
+shares it, e.g. Figs 1-5's BoostedAdaSSP studies): an interrupted study resumes where it stopped, a finished one
+is reused.  The study's identity is its user attribute `identity`, and each tuned row names its study (`study`),
+so `optuna-dashboard <journal>` opens the study that chose a row's setting.
 
 A trial fits `seeds` estimators (each its own noise) on the fit part and scores them on the validation part;
 the objective is their mean.  `batch_trials` trials are asked of the TPE sampler at once (constant liar) and
@@ -24,6 +26,7 @@ import dataclasses
 import itertools
 import logging
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +35,7 @@ import numpy as np
 
 from dpbench import algorithms, metrics, tuning
 from dpbench.algorithms.shared_data import SharedData
+from dpbench.data import dataset_label
 from dpbench.runner.fitting import batch_groups, fit_group, make_estimator
 from dpbench.runner.grid import RunSpec, stable_hash
 from dpbench.runner.scoring import evaluate_many
@@ -57,6 +61,20 @@ def study_identity(run: RunSpec) -> dict:
 
 def study_key(run: RunSpec) -> str:
     return stable_hash(study_identity(run))
+
+
+def study_name(run: RunSpec) -> str:
+    """The study's name and its journal's file name: algorithm, dataset, epsilon, delta (what a reader looks
+    for), then the key (what makes it unique: the fixed params, split and tuning settings too)."""
+    label = f"{run.algorithm}__{dataset_label(run.dataset)}__eps{run.epsilon:g}__delta{run.delta:g}"
+    return re.sub(r"[^A-Za-z0-9._=+-]+", "_", label) + f"__{study_key(run)}"
+
+
+def journal(storage_dir: Path, run: RunSpec) -> Path:
+    """The journal file of `run`'s study; `<key>.log` where an older dpbench named it by the key alone and the
+    named one does not exist yet (run_study renames it)."""
+    named, legacy = Path(storage_dir) / f"{study_name(run)}.log", Path(storage_dir) / f"{study_key(run)}.log"
+    return legacy if legacy.is_file() and not named.exists() else named
 
 
 def objective_metric(run: RunSpec, task: str) -> tuple[str, bool]:
@@ -90,12 +108,12 @@ def _finished(study) -> list:
     return sorted(done, key=lambda t: t.number)
 
 
-def finished_trials(storage_dir: Path, key: str) -> int:
-    """Trials of study `key` finished so far (complete or failed), read from its journal without loading it:
+def finished_trials(storage_dir: Path, run: RunSpec) -> int:
+    """Trials of `run`'s study finished so far (complete or failed), read from its journal without loading it:
     its lines that set a trial's end time.  For progress only (a study's results are read through optuna)."""
     try:
-        with open(Path(storage_dir) / f"{key}.log", "rb") as journal:
-            return sum(b'"datetime_complete"' in line for line in journal)
+        with open(journal(storage_dir, run), "rb") as lines:
+            return sum(b'"datetime_complete"' in line for line in lines)
     except FileNotFoundError:
         return 0
 
@@ -157,8 +175,15 @@ def run_study(run: RunSpec, data, storage_dir: Path, stop: Callable[[], bool] = 
     space = bounded_space(spec.name, space, fit_data.X_train.shape[1])  # DP-EBM's rounds by its features
     grid, n_trials = tuning.exhaustive_grid(space, cfg["n_trials"]), tuning.study_trials(spec, cfg)
     sampler = optuna.samplers.TPESampler(seed=entropy % 2**32, constant_liar=True, n_startup_trials=N_STARTUP)
-    study = optuna.create_study(study_name=key, storage=_storage(storage_dir / f"{key}.log"), sampler=sampler,
+    path = journal(storage_dir, run)
+    if path.name == f"{key}.log":  # an older dpbench's journal (its study named by the key): renamed
+        path = path.rename(path.with_name(f"{study_name(run)}.log"))
+    storage = _storage(path)
+    name = next(iter(optuna.get_all_study_names(storage)), study_name(run))
+    study = optuna.create_study(study_name=name, storage=storage, sampler=sampler,
                                 direction="minimize" if lower else "maximize", load_if_exists=True)
+    if "identity" not in study.user_attrs:
+        study.set_user_attr("identity", study_identity(run))
     for point in itertools.product(*grid.values()) if grid else ():  # queued once, asked before any sampling
         study.enqueue_trial(dict(zip(grid, point, strict=True)), skip_if_exists=True)
     shared = (SharedData(fit_data.X_train, fit_data.y_train), SharedData(fit_data.X_test))  # one unit: the study's

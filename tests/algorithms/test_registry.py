@@ -6,23 +6,14 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dpbench import algorithms, config, data
 from dpbench.audit import audit_settings
+from dpbench.checks import expected_failed_checks, sklearn_estimator
 from dpbench.tuning.spaces import tuning_space
 
 
-def estimators():
-    for name in algorithms.available():
-        spec = algorithms.get_spec(name)
-        params = {**audit_settings(spec.name).params, "random_state": 0} if spec.private else {}
-        yield algorithms.make(name, **params)
-
-
-def expected_failures(est) -> dict:
-    """The checks an estimator declares it fails by design (base.DPEstimator._expected_failed_checks): a new
-    algorithm needs no entry here."""
-    return getattr(est, "_expected_failed_checks", dict)()
-
-
-@parametrize_with_checks(list(estimators()), expected_failed_checks=expected_failures)
+# the estimators and expected failures of `python -m dpbench check` (dpbench.checks.check_sklearn): the checks an
+# estimator declares it fails by design are its own (base.DPEstimator._expected_failed_checks), none listed here
+@parametrize_with_checks([sklearn_estimator(n) for n in algorithms.available()],
+                         expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

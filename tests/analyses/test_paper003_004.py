@@ -265,3 +265,23 @@ def test_r2_axis_ticks_read_as_numbers():
         lo, hi = ax.get_ylim()
         assert [t.get_text() for t in ax.get_yticklabels() if lo <= t.get_position()[1] <= hi] == expected
         plt.close(fig)
+
+
+def test_tukey_matches_diagnosis_swaps_in_the_papers_exponent_at_the_same_m():
+    """'exceeding or matching': the bolding rule with TukeyEM's quartiles from the paper's exponent's rows at the m
+    the paper's rule chose for the private TukeyEM (quartiles overlapping count, as in the paper)."""
+    rows = []
+    for name, partner in (("California", 0.12), ("Garbage", 0.27)):
+        rows += [{"dataset": name, "part": "table", "method": m, "train_r2": partner + 0.001 * s, "status": "ok"}
+                 for m in paper003.PAPER_METHODS if m != "TukeyEM" for s in range(3)]
+        rows += [{"dataset": name, "part": "m_sweep", "method": "TukeyEM", "m": 750, "seed": s, "ptr_passed": True,
+                  "train_r2": -2.0 + 0.1 * s, "status": "ok"} for s in range(4)]
+        rows += [{"dataset": name, "part": "diagnosis", "method": paper003.PAPER_EXPONENT, "m": m, "seed": s,
+                  "train_r2": r, "status": "ok"} for m, r in ((750, 0.0), (750, 0.5), (1000, -5.0)) for s in range(2)]
+    df = pd.DataFrame(rows)
+    assert paper003._matches(paper003.table(df)).holds is False
+    text = paper003.explain_tukey_matches(lambda name: df)
+    assert "same rule is reproduced" in text and "California: TukeyEM 0.250 vs" in text
+    assert "(ok, quartiles overlap)" in text
+    with pytest.raises(FileNotFoundError):
+        paper003.explain_tukey_matches(lambda name: df[df["part"] != "diagnosis"])

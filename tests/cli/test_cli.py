@@ -1,5 +1,5 @@
-"""The CLI as documented: every `python -m dpbench` line of the README and the Makefile runs (long ones in their
-dry form), --help runs nothing, errors are one line with exit code 2, sub-grids and multiruns report their own
+"""The CLI as documented: every `python -m dpbench` line of the README, docs/*.md and the Makefile runs (long ones in
+their dry form), --help runs nothing, errors are one line with exit code 2, sub-grids and multiruns report their own
 runs, and Hydra writes nothing outside results_dir."""
 
 import json
@@ -27,7 +27,7 @@ TINY = "datasets=[{name: synthetic, outlier: label, fraction: 0.05, n_train: 400
 
 
 def documented_commands(path: Path, prefix: str) -> list[tuple[dict, list[str]]]:
-    """(environment, arguments) of every `<prefix> ...` line in path's code (README: ```bash blocks)."""
+    """(environment, arguments) of every `<prefix> ...` line in path's code (Markdown: ```bash blocks)."""
     text = path.read_text()
     if path.suffix == ".md":
         text = "\n".join(re.findall(r"```bash\n(.*?)```", text, re.S))
@@ -52,18 +52,24 @@ def dry(args: list[str]) -> list[str]:
     return args + ["--dry-run"] if args[0] == "audit" or experiment != "quickstart" else args
 
 
-README = documented_commands(ROOT / "README.md", "python -m dpbench")
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]  # the README's commands first: its tour
+# sweeps the quickstart before the pages' plot and report read it; a command shown twice runs once
+DOCUMENTED = []
+for _path in DOCUMENTS:
+    DOCUMENTED += [c for c in documented_commands(_path, "python -m dpbench") if c not in DOCUMENTED]
 MAKEFILE = documented_commands(ROOT / "Makefile", "$(PY) -m dpbench")
 
 
 def test_the_documents_have_commands():
-    assert len(README) >= 10 and any(a[:1] == ["sweep"] for _, a in README)
+    assert any(a[:1] == ["sweep"] for _, a in documented_commands(ROOT / "README.md", "python -m dpbench"))
+    assert len(DOCUMENTED) >= 10 and any(a[:1] == ["sweep"] for _, a in documented_commands(
+        ROOT / "docs" / "getting-started.md", "python -m dpbench"))
     assert [a for _, a in MAKEFILE if a[0] == "sweep"][0] == ["sweep", "experiment=quickstart"]  # make quickstart
 
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    """One directory for all README commands, in order: plot and report read what the sweeps wrote."""
+    """One directory for all documented commands, in order: plot and report read what the sweeps wrote."""
     return tmp_path_factory.mktemp("readme")
 
 
@@ -121,11 +127,12 @@ def check_readme_output(args: list[str], out: str, changed: set[Path]) -> None:
         for job, job_overrides in zip(jobs, config.sweep_jobs(overrides), strict=True):
             check_table_and_figure(job, job_overrides, changed)
     elif args[0] == "sweep" and not {"--help", "--cfg", "--dry-run"} & set(args):
-        done, finished = map(int, re.search(r"(\d+) runs done \(\d+ of them retried\), (\d+) already", out).groups())
-        assert done + finished == len(check_table_and_figure(out, overrides, changed))
+        tried, finished = map(int, re.search(r"this sweep tried (\d+) \(\d+ of them retries\), (\d+) were already",
+                                             out).groups())
+        assert tried + finished == len(check_table_and_figure(out, overrides, changed))
     elif args[0] == "report" and all(a.startswith("results_dir=") for a in args[1:]):  # the reproduction report
         assert {p.name for p in changed} >= {"report.html", "report.md"}
-        assert re.search(r"^report: \S+report.html and \S+report.md \(\d+ sections\)$", out, re.M)
+        assert re.search(r"^report: \S+report.html and \S+report.md \(\d+ sections; \d+ claims judged.*\)$", out, re.M)
     elif args[0] in ("plot", "report") and overrides:
         plot = args[0] == "plot"
         check_table_and_figure(out, overrides, changed, figure=plot, table=not plot)
@@ -168,7 +175,7 @@ def check_readme_output(args: list[str], out: str, changed: set[Path]) -> None:
         elif args == ["--version"]:
             assert out.strip() == f"dpbench {dpbench.__version__}"
         else:
-            raise AssertionError(f"no check for the README command {args}: add one to check_readme_output")
+            raise AssertionError(f"no check for the documented command {args}: add one to check_readme_output")
 
 
 def check_data_list(out: str) -> None:
@@ -192,8 +199,8 @@ def check_ledger_table(out: str) -> None:
         assert r[-1] == "True" and float(r[2]) <= 1 + 1e-9, r
 
 
-@pytest.mark.parametrize("env, args", README, ids=[" ".join(a) for _, a in README])
-def test_readme_command(env, args, workdir, monkeypatch, capsys):
+@pytest.mark.parametrize("env, args", DOCUMENTED, ids=[" ".join(a) for _, a in DOCUMENTED])
+def test_documented_command(env, args, workdir, monkeypatch, capsys):
     monkeypatch.chdir(workdir)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -234,6 +241,8 @@ def test_help_and_dash_v_are_accepted(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["help"]) == 0 and capsys.readouterr().out.strip() == USAGE.strip()
     assert main(["help", "audit"]) == 0 and "usage: python -m dpbench audit" in capsys.readouterr().out
+    assert main(["sweep", "help"]) == 0 and "usage: python -m dpbench sweep" in capsys.readouterr().out
+    assert main(["data", "help"]) == 0 and "usage: python -m dpbench data" in capsys.readouterr().out
     assert main(["-V"]) == 0
     version = capsys.readouterr().out
     assert main(["--version"]) == 0 and capsys.readouterr().out == version and version.strip()
@@ -289,6 +298,70 @@ def test_errors_are_one_line_exit_2_and_write_nothing(args, message, tmp_path, m
     assert not (tmp_path / "results").exists() and not (tmp_path / "out" / "quickstart").exists()
 
 
+def test_a_config_file_of_yours_that_is_not_yaml_or_has_no_header_is_named(tmp_path, monkeypatch, capsys):
+    """Each fails, in one line naming the file, only when it is used: the other experiments of ./conf still run."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "conf" / "experiment").mkdir(parents=True)
+    mine = f"# @package _global_\nname: mine\nalgorithms: [ols]\nepsilons: [1]\n{TINY.replace('=', ': ')}\n"
+    for name, text in [("mine", mine),
+                       ("broken", "# @package _global_\nname: broken\nalgorithms: [ols\ndatasets: [synthetic]\n"),
+                       ("headless", "name: headless\nalgorithms: [ols]\n")]:
+        (tmp_path / "conf" / "experiment" / f"{name}.yaml").write_text(text)
+    assert main(["sweep", "experiment=mine", "--dry-run"]) == 0
+    assert "mine: 1 runs in the grid" in capsys.readouterr().out
+    broken = ("dpbench sweep: error: conf/experiment/broken.yaml, line 4, column 9: not valid YAML: expected ',' or "
+              "']', but got ':' (while parsing a flow sequence at line 3, column 13)\n")
+    for args in (["experiment=broken"], ["experiment=broken", "--cfg", "job"], ["-m", "experiment=mine,broken"]):
+        assert main(["sweep", *args]) == 2
+        assert capsys.readouterr().err == broken, args
+    assert main(["report", "experiment=headless"]) == 2
+    assert capsys.readouterr().err == ("dpbench report: error: conf/experiment/headless.yaml has no `# @package "
+                                       "_global_` header, so its keys are read under 'experiment': add that line "
+                                       "at its top\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["conf"]
+
+
+@pytest.fixture
+def holey():
+    """A dataset of yours that leaves no row to fit: n=0 rows, or column `hole` all NaN."""
+    @data.dataset("holey", task="regression")
+    def holey(seed=0, n=50, hole=""):
+        frame = pd.DataFrame({"x": np.arange(n, dtype=float), "y": np.ones(n)})
+        return frame.assign(**{hole: np.nan}) if hole else frame
+
+    yield "holey"
+    data.unregister("holey")
+
+
+@pytest.mark.parametrize("options, message", [
+    ("n: 0", "dataset 'holey[n=0]' has no rows"),
+    ("hole: x", "dataset 'holey[hole=x]' has no complete row of its 50: column(s) x all NaN (rows with a missing "
+               "value are dropped)"),
+    ("hole: y", "dataset 'holey[hole=y]' has no complete row of its 50: column(s) y all NaN")])
+def test_a_dataset_with_no_row_to_fit_stops_the_sweep_before_any_fit(holey, options, message, tmp_path,
+                                                                      monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    spec = yaml.safe_load(f"{{name: holey, {options}}}")
+    assert main(["sweep", f"datasets=[{{name: holey, {options}}}]", "algorithms=[adassp,ols]", "runner.n_jobs=1",
+                 "runner.progress=false"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dpbench sweep: error: {message}") and err.count("\n") == 1, err
+    assert not list(tmp_path.rglob("*.parquet"))
+    with pytest.raises(data.EmptyDataError, match=re.escape(message)):
+        data.load_dataset(spec)
+    # the harness refuses the dataset; a private fit on 0 rows (n is not public) still returns a model
+    est = algorithms.make("adassp", epsilon=1.0, random_state=0).fit(np.zeros((0, 2)), np.zeros(0))
+    assert est.coef_.shape == (2,) and np.isfinite(est.coef_).all()
+
+
+def test_the_summary_counts_ok_failed_and_missing_apart():
+    from dpbench.cli.sweep import _outcomes
+
+    grid = pd.DataFrame({"status": ["ok"] * 3 + ["ptr_failed"] * 2 + ["error"] + ["missing_data"] * 4})
+    assert _outcomes(grid) == "ok 3, failed 3 (ptr_failed 2, error 1), missing data 4"
+    assert _outcomes(pd.DataFrame()) == "ok 0, failed 0, missing data 0"
+
+
 def _sweep(capsys, *args):
     assert main(["sweep", TINY, "runner.progress=false", "runner.n_jobs=1", *args]) == 0
     return capsys.readouterr().out
@@ -297,10 +370,11 @@ def _sweep(capsys, *args):
 def test_a_sub_grid_shows_its_own_runs_and_keeps_each_grid_config(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     out = _sweep(capsys, "epsilons=[0.5,1,2]", "seeds=[0,1]")  # 2 private x 3 eps x 2 seeds + 2 ols
-    assert "quickstart: 14 runs done (0 of them retried), 0 already finished; the grid's 14 runs: ok 14" in out
+    assert ("quickstart: 14 runs in the grid: ok 14, failed 0, missing data 0; this sweep tried 14 (0 of them "
+            "retries), 0 were already finished") in out
     assert "(14 runs)" in out
     out = _sweep(capsys, "epsilons=[0.5,1]", "seeds=[0,1]")
-    assert "0 runs done (0 of them retried), 10 already finished" in out and "(10 runs)" in out
+    assert "this sweep tried 0 (0 of them retries), 10 were already finished" in out and "(10 runs)" in out
     assert " 2.0 " not in out  # the table: only the epsilons asked for
     sweep_dir = tmp_path / "results" / "quickstart"
     grids = sorted(sweep_dir.glob("config-*.json"))
@@ -311,6 +385,22 @@ def test_a_sub_grid_shows_its_own_runs_and_keeps_each_grid_config(tmp_path, monk
     assert capsys.readouterr().out.count("synthetic_label") == 1
     out = _sweep(capsys, "epsilons=[0.5,1]", "seeds=[0,1]", "--dry-run")
     assert "10 runs in the grid, 0 fits to do (0 of them retries, 10 runs already finished)" in out
+    # each grid its own figure, named by the grid's hash beside its config (none is quickstart's as shipped)
+    figures = sorted(p.stem.removeprefix("quickstart-") for p in sweep_dir.glob("quickstart-*.png"))
+    assert figures == sorted(p.stem.removeprefix("config-") for p in grids)
+    assert not (sweep_dir / "quickstart.png").exists()
+
+
+def test_the_shipped_grid_keeps_its_figure_name_and_a_multirun_draws_one_per_job(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "runner.progress=false", "runner.n_jobs=1", "seeds=[0]", "-m", "epsilons=[0.5],[2]"]) == 0
+    assert "figure: results/quickstart/quickstart.png" not in capsys.readouterr().out
+    sweep_dir = tmp_path / "results" / "quickstart"
+    assert len(list(sweep_dir.glob("quickstart-*.png"))) == 2  # one per job: the second does not replace the first
+    from dpbench import config
+    from dpbench.cli.sweep import figure_path
+
+    assert figure_path(config.validate(config.compose([]))) == Path("results/quickstart/quickstart.png")
 
 
 def test_retried_runs_are_counted(tmp_path, monkeypatch, capsys):
@@ -320,11 +410,12 @@ def test_retried_runs_are_counted(tmp_path, monkeypatch, capsys):
             "runner.n_jobs=1"]
     # missing data: the run is tried (and retried next time), and a grid where nothing could run is an error
     assert main(args) == 2
-    assert "1 runs done (0 of them retried), 0 already finished; the grid's 1 runs: missing_data 1" in \
-        capsys.readouterr().out
+    assert ("1 runs in the grid: ok 0, failed 0, missing data 1; this sweep tried 1 (0 of them retries), 0 were "
+            "already finished") in capsys.readouterr().out
     assert main(args) == 2
     out, err = capsys.readouterr()
-    assert "1 runs done (1 of them retried)" in out and "none of the 1 runs could run" in err
+    assert "this sweep tried 1 (1 of them retries)" in out and "none of the 1 runs could run" in err
+    assert " done" not in out  # not for runs that did not run
 
 
 def test_multirun_runs_a_sweep_per_value_and_hydra_writes_nothing_else(tmp_path, monkeypatch, capsys):
@@ -358,3 +449,26 @@ def test_the_packaged_configs_are_found_from_any_directory(tmp_path):
     p = subprocess.run([sys.executable, "-m", "dpbench", "sweep", "experiment=fig1_fixed", "--dry-run"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": ""})
     assert p.returncode == 0 and "fig1_fixed: 1188 runs in the grid" in p.stdout, p.stderr
+
+
+def test_report_prints_only_judged_verdicts_and_counts_the_rest(tmp_path, monkeypatch, capsys):
+    """With nothing run, `report` prints no verdict line, only how many claims were not run."""
+    from dpbench import claims
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["report"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out == [f"report: results/report.html and results/report.md ({out[0].split('(')[1].split(' ')[0]} "
+                   f"sections; 0 claims judged; not judged: not run {len(claims.claims())})"]
+
+
+def test_missing_data_is_one_warning_line(capsys):
+    from dpbench.cli.sweep import _missing_data
+
+    grid = pd.DataFrame({"status": ["ok", "missing_data", "missing_data", "missing_data"],
+                         "dataset": ["a", "b", "b", "c"], "error": [None, "dataset b is missing: no b.parquet",
+                                                                      "same", "dataset c is missing"]})
+    assert _missing_data(grid) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "3 run(s) on 2 missing dataset(s) did not run (b, c)" in err
+    assert "the first: dataset b is missing: no b.parquet" in err

@@ -138,8 +138,8 @@ def test_chunks_load_once_per_unit_and_progress_per_chunk(tmp_path, monkeypatch)
     monkeypatch.setattr(workers, "load_dataset", lambda *a, **k: loads.append(a) or real_load(*a, **k))
 
     class Bar:
-        def __init__(self, total, **kw):
-            self.total = total
+        def __init__(self, total, *args):
+            self.total, self.n, self.runs = total, 0, 0
 
         def __enter__(self):
             return self
@@ -147,10 +147,13 @@ def test_chunks_load_once_per_unit_and_progress_per_chunk(tmp_path, monkeypatch)
         def __exit__(self, *exc):
             return False
 
-        def update(self, n):
-            updates.append(n)
+        def show(self, n, counts):  # uncalibrated: the work is runs
+            runs = int(counts.split("/")[0])
+            if runs:
+                updates.append(runs - self.runs)
+            self.n, self.runs = n, runs
 
-    monkeypatch.setattr(sweep, "tqdm", Bar)
+    monkeypatch.setattr(sweep, "WorkBar", Bar)
     out = run_sweep(small_experiment(), {**SEQUENTIAL, "chunk_runs": 2}, tmp_path)
     assert out["chunks"] == 6 and len(loads) == 2  # consecutive chunks of a unit reuse its data
     assert sorted(updates) == [1, 1, 2, 2, 2, 2]  # per chunk, not per unit

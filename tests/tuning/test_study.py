@@ -14,6 +14,8 @@ from dpbench.runner.grid import expand
 from dpbench.runner.sweep import run_sweep
 from dpbench.tuning.spaces import tuning_space
 from dpbench.tuning.study import _finished, _storage, finished_trials, run_study, study_key, validation_split
+from dpbench.tuning.study import journal as journal_of
+from dpbench.tuning.study import study_name as name_of
 
 DATA = {"name": "synthetic", "outlier": "none", "n_train": 1500, "n_test": 300, "d": 4}
 RUNNER = {"n_jobs": 1, "backend": "sequential", "progress": False}
@@ -77,19 +79,19 @@ def test_a_study_resumes_extends_and_is_reused(tmp_path):
     calls = iter([False, True])  # stop after the first batch: an interrupted study
     run_study(run, data, tmp_path, stop=lambda: next(calls, True))
     storage = optuna.storages.JournalStorage(
-        optuna.storages.journal.JournalFileBackend(str(tmp_path / f"{study_key(run)}.log")))
-    study = optuna.load_study(study_name=study_key(run), storage=storage)
+        optuna.storages.journal.JournalFileBackend(str(journal_of(tmp_path, run))))
+    study = optuna.load_study(study_name=None, storage=storage)
     first = [t.params for t in _finished(study)]
-    assert len(first) == 3 and finished_trials(tmp_path, study_key(run)) == 3  # the progress bar's count
+    assert len(first) == 3 and finished_trials(tmp_path, run) == 3  # the progress bar's count
     longer = dataclasses.replace(run, tuning={**run.tuning, "n_trials": 7})
     assert study_key(longer) == study_key(run) and longer.run_id != run.run_id
     res = run_study(longer, data, tmp_path)  # extends the same study
-    study = optuna.load_study(study_name=study_key(run), storage=storage)
+    study = optuna.load_study(study_name=None, storage=storage)
     done = _finished(study)
     assert [t.params for t in done[:3]] == first and len(done) == 7 and res.trials == 7
-    assert finished_trials(tmp_path, study_key(run)) == 7 and finished_trials(tmp_path, "no-such-study") == 0
+    assert finished_trials(tmp_path, run) == 7 and finished_trials(tmp_path / "elsewhere", run) == 0
     again = run_study(longer, data, tmp_path)  # finished: reused, no new trial
-    assert again == res and len(_finished(optuna.load_study(study_name=study_key(run), storage=storage))) == 7
+    assert again == res and len(_finished(optuna.load_study(study_name=None, storage=storage))) == 7
     short = run_study(run, data, tmp_path)  # n_trials = 3 chooses among the first 3 trials only
     best3 = min(t.value for t in done[:3] if t.value is not None)
     assert short.trials == 3 and math.isclose(short.validation_score, best3)
@@ -211,8 +213,8 @@ def test_a_small_categorical_space_is_searched_exhaustively(tmp_path):
     import optuna
 
     storage = optuna.storages.JournalStorage(
-        optuna.storages.journal.JournalFileBackend(str(tmp_path / f"{study_key(run)}.log")))
-    trials = _finished(optuna.load_study(study_name=study_key(run), storage=storage))
+        optuna.storages.journal.JournalFileBackend(str(journal_of(tmp_path, run))))
+    trials = _finished(optuna.load_study(study_name=None, storage=storage))
     assert sorted(t.params["subsample"] for t in trials) == [0.2, 0.5, 0.8]
     assert tuning.study_trials(spec, {**run.tuning, "n_trials": 2}) == 2  # fewer trials than points: TPE
 
@@ -235,8 +237,8 @@ def test_the_random_startup_trials_are_asked_at_once(tmp_path, monkeypatch):
         sizes.clear()
         run_study(run, load_dataset(DATA, split_seed=run.data_seed), path)
         storage = optuna.storages.JournalStorage(
-            optuna.storages.journal.JournalFileBackend(str(path / f"{study_key(run)}.log")))
-        return _finished(optuna.load_study(study_name=study_key(run), storage=storage))
+            optuna.storages.journal.JournalFileBackend(str(journal_of(path, run))))
+        return _finished(optuna.load_study(study_name=None, storage=storage))
 
     at_once = trials(tmp_path / "a")
     assert sizes == [12, 2]
@@ -255,9 +257,11 @@ def test_the_tuning_bar_counts_trials_while_studies_run(tmp_path, monkeypatch):
     bars = []
 
     class Bar:
-        def __init__(self, total, disable=False, initial=0, **kw):
-            self.total, self.disable, self.n, self.initial, self.seen = total, disable, initial, initial, []
-            self.desc = kw.get("desc", "")
+        """WorkBar's interface: the work done (`show`) and the counts beside it."""
+
+        def __init__(self, total, desc="", progress=True, workers=0):
+            self.total, self.desc, self.n, self.seen, self.text = total, desc, 0, [], ""
+            self.disable = not progress
             bars.append(self)
 
         def __enter__(self):
@@ -266,29 +270,24 @@ def test_the_tuning_bar_counts_trials_while_studies_run(tmp_path, monkeypatch):
         def __exit__(self, *exc):
             return False
 
-        def update(self, n=1):
-            self.n += n
+        def show(self, n, counts):
+            self.n, self.text = n, counts
+            self.seen.append(n)
 
-        def set_postfix_str(self, text, refresh=True):
-            self.postfix = text
-
-        def refresh(self):
-            self.seen.append(self.n)
-
-    monkeypatch.setattr(sweep, "tqdm", Bar)
+    monkeypatch.setattr(sweep, "WorkBar", Bar)
     exp = {**_exp(n_trials=5), "epsilons": [1.0, 4.0], "seeds": [0]}  # two studies of 5 trials
     run_sweep(exp, {**RUNNER, "progress": True}, tmp_path / "t")
-    tuning_bar = bars[0]
-    assert tuning_bar.total == 10 and tuning_bar.seen[-1] == 10 and tuning_bar.postfix == "2/2 studies"
-    assert tuning_bar.seen == sorted(tuning_bar.seen) and tuning_bar.initial == 0
+    tuning_bar = bars[0]  # uncalibrated (a small grid): its work is trials
+    assert tuning_bar.total == 10 and tuning_bar.seen[-1] == 10 and tuning_bar.text == "10/10 trials, 2/2 studies"
+    assert tuning_bar.seen == sorted(tuning_bar.seen)
     run_sweep(exp, {**RUNNER, "progress": True}, tmp_path / "u", studies_dir=tmp_path / "t" / "tuning")  # reused:
-    assert [b.initial for b in bars if b.desc.endswith("tuning")] == [0, 10]  # the bar starts at their trials
+    assert [b.seen[0] for b in bars if b.desc.endswith("tuning")] == [0, 10]  # the bar starts at their trials
 
     bar = Bar(total=7)
     (tmp_path / "j").mkdir()
-    journal = tmp_path / "j" / "k.log"
-    with sweep._trials_progress(bar, ["k"], {"k": 7}, tmp_path / "j", every=0.01) as done:
-        journal.write_text('{"op_code":6,"datetime_complete":"x"}\n' * 3 + '{"op_code":4}\n')
+    run = _tuned_run()
+    with sweep._trials_progress(bar, {"k": run}, {"k": 7}, tmp_path / "j", {"k": 7}, every=0.01) as done:
+        journal_of(tmp_path / "j", run).write_text('{"op_code":6,"datetime_complete":"x"}\n' * 3 + '{"op_code":4}\n')
         for _ in range(500):  # the poller sees the 3 finished trials (within 5 s)
             if bar.seen and bar.seen[-1] == 3:
                 break
@@ -313,6 +312,26 @@ def test_dp_ebm_studies_search_rounds_by_its_features(tmp_path, monkeypatch):
     monkeypatch.setattr(spaces, "DP_EBM_TERM_UPDATES", 12)  # 3 rounds on the 4 features of DATA
     run = _tuned_run(algorithm="dp_ebm", n_trials=4)
     run_study(run, load_dataset(DATA, split_seed=run.data_seed), tmp_path)
-    storage = _storage(tmp_path / f"{study_key(run)}.log")
-    rounds = [t.params["n_rounds"] for t in _finished(optuna.load_study(study_name=study_key(run), storage=storage))]
+    storage = _storage(journal_of(tmp_path, run))
+    rounds = [t.params["n_rounds"] for t in _finished(optuna.load_study(study_name=None, storage=storage))]
     assert len(rounds) == 4 and max(rounds) <= 3
+
+
+def test_studies_are_findable_by_name_identity_and_row(tmp_path):
+    """A journal is named by what it tunes (algorithm, dataset, eps, delta, then the key), holds the study's
+    identity as a user attribute, and each tuned row names it; a journal named by the key alone (an older
+    dpbench) is read as it is and renamed when its study next runs, its trials kept."""
+    import optuna
+
+    run_sweep({**_exp(n_trials=3), "seeds": [0]}, RUNNER, tmp_path / "t")  # generated data: a study per seed
+    (path,) = (tmp_path / "t" / "tuning").glob("*.log")
+    run = _tuned_run(n_trials=3)
+    assert path.name == f"{name_of(run)}.log" and path.name.startswith("adassp__")
+    assert "__eps1__delta1e-06__" in path.name and path.name.endswith(f"__{study_key(run)}.log")
+    study = optuna.load_study(study_name=name_of(run), storage=_storage(path))
+    assert study.user_attrs["identity"]["algorithm"] == "adassp" and study.user_attrs["identity"]["epsilon"] == 1.0
+    assert set(results.load(tmp_path / "t")["study"]) == {name_of(run)}
+    legacy = path.rename(path.with_name(f"{study_key(run)}.log"))
+    assert journal_of(path.parent, run) == legacy and finished_trials(path.parent, run) == 3
+    run_sweep({**_exp(name="u", n_trials=5), "seeds": [0]}, RUNNER, tmp_path / "t2", studies_dir=path.parent)
+    assert not legacy.exists() and finished_trials(path.parent, _tuned_run(n_trials=5)) == 5
