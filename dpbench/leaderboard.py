@@ -177,3 +177,114 @@ def boards(cell: pd.DataFrame, alpha: float = 0.05) -> tuple[pd.DataFrame, pd.Da
             ranked.append({"tuning_mode": mode, "epsilon": eps, "place": place, "entry": entry, "average_rank": r,
                            "won": first[entry], "median_ratio": ratio[entry], "tasks": s.shape[0]})
     return pd.DataFrame(ranked), pd.DataFrame(tests)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the protocol's runs: adopted where another experiment ran them, the rest swept
+# ---------------------------------------------------------------------------------------------------------
+EXPERIMENTS = {"regression": "leaderboard", "classification": "leaderboard_clf"}
+MODES = ("fixed", "private_selection", "tuned")
+
+
+def modes_of(spec) -> tuple[str, ...]:
+    """The protocol's modes for an algorithm: all three when it has a tuning space, else fixed only."""
+    from dpbench.tuning.spaces import tuning_space
+
+    return MODES if spec.private and tuning_space(spec.name) else ("fixed",)
+
+
+def adoptable(runs, sweep_dir, source_dir) -> pd.DataFrame:
+    """The newest rows, in `source_dir`'s sweeps (any experiment but `sweep_dir`'s), of the `runs` not yet finished
+    in `sweep_dir`: a run's identity does not name its experiment (Figs 1-5's tuned BoostedAdaSSP is one run), so
+    a finished run need not run again.  Harness failures are not adopted (the sweep retries them)."""
+    from pathlib import Path
+
+    from dpbench import results
+
+    source, here = Path(source_dir), Path(sweep_dir).resolve()
+    parts = sorted(source.glob(f"*/{results.PARTS}")) if source.is_dir() else []
+    found = [results.load(p.parent, expand_params=False) for p in parts
+             if p.parent.resolve() != here and any(p.glob("part-*.parquet"))]
+    if not found:
+        return pd.DataFrame()
+    wanted = {r.run_id for r in runs} - (results.finished_run_ids(here) if here.is_dir() else set())
+    rows = pd.concat(found, ignore_index=True)
+    return results.newest(rows[rows["run_id"].isin(wanted) & ~rows["status"].isin(results.RETRIED_STATUSES)])
+
+
+def adopt(runs, sweep_dir, source_dir) -> int:
+    """Write `adoptable` rows as one part of `sweep_dir` (atomically, like any part); how many."""
+    from dpbench import results
+    from dpbench.runner.grid import stable_hash
+
+    rows = adoptable(runs, sweep_dir, source_dir)
+    if not rows.empty:
+        results.write_part(rows.to_dict("records"), sweep_dir, f"adopted-{stable_hash(sorted(rows['run_id']))}")
+    return len(rows)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the cost of honest tuning
+# ---------------------------------------------------------------------------------------------------------
+def tuning_cost(cell: pd.DataFrame) -> pd.DataFrame:
+    """Per entry, epsilon and end-to-end private mode (fixed, private_selection): over the tasks where the entry
+    has both, the geometric mean and median of its error over its non-privately tuned error (1 = tuning cost
+    nothing; 2 = honest tuning doubles the error), with the share of tasks where the private mode was worse."""
+    tuned = cell[cell["tuning_mode"] == "tuned"].set_index(["epsilon", "dataset", "entry"])["error"]
+    rows = []
+    for mode in ("fixed", "private_selection"):
+        own = cell[cell["tuning_mode"] == mode].set_index(["epsilon", "dataset", "entry"])["error"]
+        both = pd.concat({"own": own, "tuned": tuned}, axis=1, join="inner")
+        both = both[(both["own"] > 0) & (both["tuned"] > 0)]
+        for (eps, entry), g in both.groupby(level=["epsilon", "entry"]):
+            ratio = g["own"] / g["tuned"]
+            rows.append({"tuning_mode": mode, "epsilon": eps, "entry": entry, "tasks": len(g),
+                         "geomean_ratio": float(np.exp(np.log(ratio).mean())), "median_ratio": float(ratio.median()),
+                         "worse": float((ratio > 1).mean())})
+    return pd.DataFrame(rows, columns=["tuning_mode", "epsilon", "entry", "tasks", "geomean_ratio", "median_ratio",
+                                       "worse"])
+
+
+def rank_agreement(ranked: pd.DataFrame, mode: str, reference: str = "tuned") -> pd.DataFrame:
+    """Per epsilon: Kendall's tau between the average-rank orders of `mode` and `reference` over the entries both
+    ranked (1: the papers' protocol orders them as the private one does)."""
+    rows = []
+    for eps, g in ranked.groupby("epsilon"):
+        a = g[g["tuning_mode"] == mode].set_index("entry")["average_rank"]
+        b = g[g["tuning_mode"] == reference].set_index("entry")["average_rank"]
+        common = a.index.intersection(b.index)
+        tau = stats.kendalltau(a[common], b[common]).statistic if len(common) > 1 else math.nan
+        rows.append({"epsilon": eps, "mode": mode, "reference": reference, "entries": len(common), "kendall_tau": tau})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the board's files
+# ---------------------------------------------------------------------------------------------------------
+def write_board(df: pd.DataFrame, out_dir, metric: str | None = None, alpha: float = 0.05) -> list:
+    """The leaderboard of result rows `df` in `out_dir`: cells.csv (each cell's mean and interval), boards.csv
+    (ranked entries per mode and epsilon), tests.csv (Friedman, CD), tuning_cost.csv, rank_agreement.csv, and the
+    figures cd.png (critical-difference diagrams), win_rates.png and profiles.png.  Returns the paths."""
+    from pathlib import Path
+
+    from dpbench import plots
+    from dpbench.plots import common
+    from dpbench.plots import leaderboard as figures
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    errs, column = errors(df, metric)
+    cell = cells(errs)
+    ranked, tests = boards(cell, alpha)
+    agreement = pd.concat([rank_agreement(ranked, m) for m in ("fixed", "private_selection")], ignore_index=True)
+    tables = {"cells": cell, "boards": ranked, "tests": tests, "tuning_cost": tuning_cost(cell),
+              "rank_agreement": agreement}
+    written = []
+    for name, table in tables.items():
+        table.to_csv(out / f"{name}.csv", index=False)
+        written.append(out / f"{name}.csv")
+    written.append(common.save(plots.make({"kind": "leaderboard", "metric": column, "alpha": alpha}, df),
+                               out / "cd.png"))
+    written.append(common.save(figures.win_rate_figure(cell), out / "win_rates.png"))
+    written.append(common.save(figures.profile_figure(cell), out / "profiles.png"))
+    return written

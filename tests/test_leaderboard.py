@@ -103,10 +103,85 @@ def test_boards_from_rows():
 
 
 def test_classification_error_is_one_minus_f1_and_losses_are_entries():
-    df = pd.DataFrame({"algorithm": ["boosted_adassp_clf"] * 2 + ["dp_ebm_clf"], "param_loss": ["logistic", "hinge", None],
-                       "dataset": "adult", "task": "classification", "tuning_mode": "fixed", "epsilon": 1.0,
-                       "seed": 0, "test_f1": [0.75, 0.5, 0.25]})
+    df = pd.DataFrame({"algorithm": ["boosted_adassp_clf"] * 2 + ["dp_ebm_clf"],
+                       "param_loss": ["logistic", "hinge", None], "dataset": "adult", "task": "classification",
+                       "tuning_mode": "fixed", "epsilon": 1.0, "seed": 0, "test_f1": [0.75, 0.5, 0.25]})
     errs, column = lb.errors(df)
     assert column == "test_f1"
     assert errs["entry"].tolist() == ["boosted_adassp_clf:logistic", "boosted_adassp_clf:hinge", "dp_ebm_clf"]
     assert errs["error"].tolist() == [0.25, 0.5, 0.75]
+
+
+def test_tuning_cost_and_rank_agreement():
+    cell = pd.DataFrame({"tuning_mode": ["tuned", "tuned", "fixed", "fixed", "private_selection"],
+                         "epsilon": 1.0, "dataset": ["t1", "t2", "t1", "t2", "t1"], "entry": "A",
+                         "error": [1.0, 2.0, 4.0, 2.0, 0.5]})
+    cost = lb.tuning_cost(cell).set_index("tuning_mode")
+    assert cost.loc["fixed", "tasks"] == 2 and cost.loc["fixed", "geomean_ratio"] == pytest.approx(2.0)  # (4 * 1)^0.5
+    assert cost.loc["fixed", "worse"] == 0.5
+    assert cost.loc["private_selection", "geomean_ratio"] == pytest.approx(0.5)
+    ranked = pd.DataFrame({"tuning_mode": ["tuned"] * 3 + ["fixed"] * 3, "epsilon": 1.0,
+                           "entry": ["A", "B", "C", "C", "B", "A"], "average_rank": [1, 2, 3, 1, 2, 3]})
+    assert lb.rank_agreement(ranked, "fixed").iloc[0]["kendall_tau"] == pytest.approx(-1.0)
+
+
+# ----------------------------------------------------------------------------- the protocol's runs and the command
+TINY = ["datasets=[{name: synthetic, n_train: 400, n_test: 200, d: 3}]", "epsilons=[1.0]", "seeds=[0]",
+        "tuning.n_trials=2", "tuning.seeds=1", "tuning.n_candidates=2", "runner.n_jobs=1", "runner.progress=false"]
+
+
+def test_adopt_takes_finished_runs_of_other_experiments_once(tmp_path):
+    from dpbench import results
+    from dpbench.runner.grid import expand
+
+    exp = {"name": "leaderboard", "algorithms": [{"name": "adassp", "modes": ["fixed", "tuned"]}],
+           "datasets": [{"name": "synthetic", "n_train": 50, "n_test": 20, "d": 2}], "epsilons": [1.0],
+           "deltas": [1e-6], "seeds": [0, 1], "tuning_mode": "fixed", "split": "fixed"}
+    runs = expand(exp)
+    assert len(runs) == 4
+    other = tmp_path / "ref" / "fig1"
+    rows = [{"run_id": r.run_id, "experiment": "fig1", "algorithm": "adassp", "status": "ok", "test_mse": 1.0}
+            for r in runs[:2]]
+    rows.append({"run_id": runs[2].run_id, "experiment": "fig1", "algorithm": "adassp", "status": "error"})
+    rows.append({"run_id": "not-in-the-grid", "experiment": "fig1", "algorithm": "adassp", "status": "ok"})
+    results.write_part(rows, other, "a")
+    here = tmp_path / "runs" / "leaderboard"
+    assert lb.adopt(runs, here, tmp_path / "ref") == 2  # the harness error is retried, not adopted
+    assert results.finished_run_ids(here) == {runs[0].run_id, runs[1].run_id}
+    assert lb.adopt(runs, here, tmp_path / "ref") == 0  # once
+    assert lb.adopt(runs, here, tmp_path / "nowhere") == 0
+
+
+def test_leaderboard_command_runs_the_protocol_and_joins_the_reference(tmp_path, monkeypatch, capsys):
+    """The reference board of one algorithm (ssp), then another (adassp) run alone through the protocol and ranked
+    with it: every mode's rows, the board's files, both entries on the joined board, the reference's runs not
+    re-run."""
+    from dpbench import results
+    from dpbench.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    ref = tmp_path / "ref"
+    assert main(["leaderboard", "--task", "regression", "--results-dir", str(ref), "--reference",
+                 str(tmp_path / "none"), "algorithms=[{name: ssp, modes: [fixed, private_selection, tuned]}]",
+                 *TINY]) == 0
+    board = ref / "leaderboard" / "board"
+    assert {p.name for p in board.iterdir()} >= {"boards.csv", "tests.csv", "cells.csv", "tuning_cost.csv",
+                                                 "rank_agreement.csv", "cd.png", "win_rates.png", "profiles.png"}
+    assert main(["leaderboard", "--algorithm", "adassp", "--results-dir", str(tmp_path / "mine"), "--reference",
+                 str(ref), *TINY]) == 0
+    mine = results.load(tmp_path / "mine" / "leaderboard-adassp")
+    assert set(mine["algorithm"]) == {"adassp"}
+    assert set(mine["tuning_mode"]) == {"fixed", "private_selection", "tuned"}
+    joined = pd.read_csv(tmp_path / "mine" / "leaderboard-adassp" / "board" / "boards.csv")
+    assert set(joined["entry"]) == {"adassp", "ssp"} and set(joined["tuning_mode"]) == set(lb.MODES)
+    tuned = joined[joined["tuning_mode"] == "tuned"]
+    assert (tuned["tasks"] == 1).all()
+    assert "adassp" in capsys.readouterr().out
+
+
+def test_leaderboard_command_bad_input_is_one_line(capsys):
+    from dpbench.cli import main
+
+    assert main(["leaderboard", "--algorithm", "no_such_algorithm"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no_such_algorithm" in err[0]

@@ -31,13 +31,18 @@ commands:
                               committed full-scale results); --check: exit 1 if they differ
   algorithms [NAME]           the registered algorithms: task, privacy, parameters (defaults, constraints),
                               tuning ranges, what each implements
+  leaderboard [--algorithm NAME] [--imports MOD]
+                              the private leaderboard: every algorithm end-to-end private (fixed, privately
+                              selected) beside the papers' non-private tuning; ranks, tests, figures; a NAME of
+                              yours joins the reference board
   check   MODULE[:NAME]       every generic check on the algorithms your module registers (sklearn, ledger,
                               degenerate inputs, per-release sensitivity, fast audit): a table, exit 1 on a failure
   --version, -V               dpbench's version
   help [COMMAND]              this text, or a command's options
 """
 HYDRA_COMMANDS = tuple(sweep.TASKS)  # composed by Hydra from dpbench/conf (and ./conf)
-COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "readme", "algorithms", "check", "--version")
+COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "readme", "algorithms", "check", "leaderboard",
+            "--version")
 
 
 def _terminated(signum, frame):

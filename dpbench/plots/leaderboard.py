@@ -28,9 +28,9 @@ def cd_diagram(ax, avg: pd.Series, cd: float, title: str) -> None:
     for r in range(1, k + 1):
         ax.vlines(r, 0.8, 0.83, color="black", lw=1)
         ax.text(r, 0.85, str(r), ha="center", va="bottom", fontsize=8)
-    if np.isfinite(cd):
-        ax.hlines(0.97, 1, 1 + cd, color="black", lw=1.5)
-        ax.text(1 + cd / 2, 0.93, f"CD = {cd:.2f}", ha="center", va="top", fontsize=8)
+    if np.isfinite(cd):  # (a CD wider than the axis, few tasks: drawn to its end)
+        ax.hlines(0.97, 1, min(1 + cd, k), color="black", lw=1.5)
+        ax.text(1 + min(cd, k - 1) / 2, 0.93, f"CD = {cd:.2f}", ha="center", va="top", fontsize=8)
     half = (k + 1) // 2
     step = 0.7 / max(half, k - half, 1)
     colors = common.algorithm_colors([e.partition(":")[0] for e in avg.index])
@@ -93,3 +93,73 @@ def leaderboard(df: pd.DataFrame, title: str = "", metric: str | None = None, al
     fig.suptitle(title or f"Average rank by {common.metric_label(column)} (1 = best)", fontsize=11)
     fig.tight_layout()
     return fig
+
+
+def _grid(cell: pd.DataFrame, width: float, height: float):
+    """One panel per (mode, epsilon) that has a complete task: rows the modes, columns the epsilons."""
+    keys = [(m, e) for m in dict.fromkeys(cell["tuning_mode"]) for e in sorted(set(cell["epsilon"]))]
+    fig, axes = common.panels(len(keys), ncols=len(set(cell["epsilon"])), width=width, height=height)
+    return fig, zip(axes, keys, strict=True)
+
+
+def win_rate_figure(cell: pd.DataFrame, title: str = ""):
+    """The win-rate matrix per (mode, epsilon): the share of tasks on which the row's entry beats the column's."""
+    k = cell["entry"].nunique()
+    fig, panels = _grid(cell, 1.6 + 0.55 * k, 1.2 + 0.5 * k)
+    for ax, (mode, eps) in panels:
+        s = lb.complete_tasks(lb.scores(cell, mode, eps))
+        if s.empty:
+            common.not_run(ax)
+            continue
+        order = list(lb.average_ranks(s).index)
+        w = lb.win_rates(s[order])
+        ax.imshow(w.to_numpy(dtype=float), cmap="RdBu", vmin=0, vmax=1)
+        for i in range(len(order)):
+            for j in range(len(order)):
+                if i != j:
+                    ax.text(j, i, f"{w.iloc[i, j]:.2f}", ha="center", va="center", fontsize=7)
+        labels = [entry_label(e) for e in order]
+        ax.set_xticks(range(len(order)), labels, rotation=45, ha="right", fontsize=8)
+        ax.set_yticks(range(len(order)), labels, fontsize=8)
+        ax.set_title(f"{MODE_LABELS.get(mode, mode)}, ε = {eps:g} ({len(s)} tasks)", fontsize=9)
+    fig.suptitle(title or "Share of tasks on which the row beats the column (ties: half)", fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def profile_figure(cell: pd.DataFrame, title: str = ""):
+    """Performance profiles per (mode, epsilon): the share of tasks within a factor tau of the best entry."""
+    fig, panels = _grid(cell, 4.6, 3.6)
+    colors = common.algorithm_colors(sorted({e.partition(":")[0] for e in cell["entry"]}))
+    styles = {"": "-", "squared": "-", "logistic": "--", "hinge": ":"}
+    for ax, (mode, eps) in panels:
+        s = lb.complete_tasks(lb.scores(cell, mode, eps))
+        if s.empty:
+            common.not_run(ax)
+            continue
+        prof = lb.performance_profile(s, lb.TAUS)
+        for entry in lb.average_ranks(s).index:
+            algorithm, _, loss = entry.partition(":")
+            ax.step(prof.index, prof[entry], where="post", color=colors[algorithm], ls=styles.get(loss, "-"),
+                    label=entry_label(entry))
+        ax.set_xscale("log")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("τ (error / best error)")
+        ax.set_ylabel("share of tasks")
+        ax.set_title(f"{MODE_LABELS.get(mode, mode)}, ε = {eps:g} ({len(s)} tasks)", fontsize=9)
+        common.grid(ax)
+    handles, labels = axes_legend(fig)
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, -0.02))
+    fig.suptitle(title or "Performance profiles", fontsize=11)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
+def axes_legend(fig):
+    """The legend entries of all panels, each label once."""
+    seen = {}
+    for ax in fig.axes:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, h)
+    return list(seen.values()), list(seen)
