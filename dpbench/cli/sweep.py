@@ -96,10 +96,10 @@ def _save_grid(exp: dict, out: Path) -> None:
 
 def _dry_run(exp: dict, out: Path, data_dir: str | None, runner: dict, studies_dir: Path) -> int:
     """What a sweep would do, reading only finished results and studies (nothing is written): runs, fits, tuning
-    studies and their trials still to run, and its time (runner.calibrate: calibration fits of each setting on
+    studies and their trials still to run, and its time (runner.estimate: calibration fits of each setting on
     the grid's smallest available dataset, a cost model, the runner's schedule)."""
     from dpbench import algorithms, results, tuning
-    from dpbench.runner.calibrate import loads_here, trials_left
+    from dpbench.runner.cost_model import loads_here, trials_left
     from dpbench.runner.grid import expand, group_units
     from dpbench.tuning.study import study_key
 
@@ -120,7 +120,7 @@ def _dry_run(exp: dict, out: Path, data_dir: str | None, runner: dict, studies_d
              "(finished trials are reused; none on missing data); " if studies else "")
           + f"results dir {out}; dry run: nothing fitted")
     if todo:
-        from dpbench.runner.calibrate import estimate
+        from dpbench.runner.estimate import estimate
         from dpbench.runner.sweep import settings
 
         found = estimate(todo, settings(runner), data_dir, startup=time.perf_counter() - command_started,

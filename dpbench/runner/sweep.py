@@ -3,8 +3,8 @@
 Chunks (runner.chunk_runs) keep workers balanced and the progress bar moving; a chunk loads its unit's data,
 cached per process (runner.workers).  Tuned runs' studies run first, one task per study.  The unit with the
 longest estimate goes first (a long unit handed out last would finish alone): by the size measure
-(runner.calibrate.size, from the config alone), or, with progress on and a grid large enough to pay for a few
-seconds of calibration fits (runner.calibrate.worth_calibrating), by calibrated seconds, and then a task
+(runner.cost_model.size, from the config alone), or, with progress on and a grid large enough to pay for a few
+seconds of calibration fits (runner.calibration.worth_calibrating), by calibrated seconds, and then a task
 estimated over LONG_SECONDS says so when it starts.  The sweep holds the results directory's lock
 (runner.lock).  A re-run skips finished runs and redoes harness failures (results.RETRIED_STATUSES).
 """
@@ -26,7 +26,8 @@ from dpbench import algorithms, results, tuning
 from dpbench.config import RunnerConfig
 from dpbench.data import EmptyDataError, get_spec, load_dataset
 from dpbench.extend import load_imports
-from dpbench.runner import backends, calibrate, lock, workers
+from dpbench.runner import backends, calibration, cost_model, lock, workers
+from dpbench.runner.estimate import announcement, chunk_label, study_label
 from dpbench.runner.grid import RunSpec, Unit, canonical_json, chunk_units, expand, group_units, stable_hash
 from dpbench.runner.provenance import Provenance, git_state
 from dpbench.runner.workers import TaskContext, run_chunk, run_study_task
@@ -49,8 +50,8 @@ def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callab
     trials = {k: tuning.study_trials(algorithms.get_spec(studies[k].algorithm), studies[k].tuning) for k in keys}
     finished = {k: min(trials[k], finished_trials(ctx.studies_dir, studies[k])) for k in keys}  # reused when resumed
     estimates = {k: estimate(studies[k], 1 - finished[k] / trials[k] if trials[k] else 0.0) for k in keys}
-    keys = calibrate.longest_first(keys, lambda k: studies[k].unit_key, estimates.get)
-    tasks = (joblib.delayed(run_study_task)(studies[k], ctx, _announcement(ctx, calibrate.study_label(studies[k]),
+    keys = cost_model.longest_first(keys, lambda k: studies[k].unit_key, estimates.get)
+    tasks = (joblib.delayed(run_study_task)(studies[k], ctx, _announcement(ctx, study_label(studies[k]),
                                                                              estimates[k] if seconds else None))
              for k in keys)
     work = {k: estimates[k] / (1 - finished[k] / trials[k]) if seconds and finished[k] < trials[k] else trials[k]
@@ -134,27 +135,27 @@ class WorkBar(tqdm):
 
 
 def _announcement(ctx: TaskContext, label: str, seconds: float | None) -> str | None:
-    return calibrate.announcement(ctx.prov.experiment, label, seconds) if seconds is not None else None
+    return announcement(ctx.prov.experiment, label, seconds) if seconds is not None else None
 
 
 def _estimates(todo: list[RunSpec], data_dir: str | None, runner: RunnerConfig) -> tuple[Callable, bool]:
     """(estimate(chunk, or a study's run and the share of its trials left), whether its estimates are seconds):
-    its wall seconds in a worker from calibrated costs when calibrate.worth_calibrating (and something loads here,
-    and calibrating works), else the size measure (calibrate.size; 0 for a task whose data is missing here: it
+    its wall seconds in a worker from calibrated costs when calibration.worth_calibrating (and something loads here,
+    and calibrating works), else the size measure (cost_model.size; 0 for a task whose data is missing here: it
     only records missing_data)."""
 
     def size(task: Unit | RunSpec, left: float = 1.0) -> float:
-        return left * calibrate.size(task) if calibrate.loads_here(task, data_dir) else 0.0
+        return left * cost_model.size(task) if cost_model.loads_here(task, data_dir) else 0.0
 
-    if not calibrate.worth_calibrating(todo, runner):
+    if not calibration.worth_calibrating(todo, runner):
         return size, False
     try:
-        costs = calibrate.calibrate(todo, data_dir, runner.blas_threads)
+        costs = calibration.calibrate(todo, data_dir, runner.blas_threads)
     except Exception:  # noqa: BLE001 - an estimate orders and announces tasks; it never stops a sweep
         costs = None
     if costs is None:
         return size, False
-    share = calibrate.workers_share(runner, costs.share)
+    share = calibration.workers_share(runner, costs.share)
     return (lambda task, left=1.0: (costs.chunk(task) if isinstance(task, Unit) else costs.study(task, left)[0])
             / share), True
 
@@ -244,13 +245,13 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
         progress = bool(runner.progress)
         estimate, seconds = _estimates(todo, data_dir, runner)
         estimates = {id(c): estimate(c) for c in chunks}
-        chunks = calibrate.longest_first(chunks, lambda c: c.runs[0].unit_key, lambda c: estimates[id(c)])
-        notes = [_announcement(ctx, calibrate.chunk_label(c), estimates[id(c)] if seconds else None) for c in chunks]
+        chunks = cost_model.longest_first(chunks, lambda c: c.runs[0].unit_key, lambda c: estimates[id(c)])
+        notes = [_announcement(ctx, chunk_label(c), estimates[id(c)] if seconds else None) for c in chunks]
         with backends.parallel(runner), (threadpool_limits(limits=blas_threads, user_api="blas")
                                          if threads and blas_threads else contextlib.nullcontext()):
             work = [estimates[id(c)] if seconds else len(c.runs) for c in chunks]  # _tune keeps the order
-            chunks = _tune(chunks, ctx, progress, estimate, seconds, calibrate.workers(runner))
-            with WorkBar(sum(work), prov.experiment, progress, calibrate.workers(runner) if seconds else 0) as bar:
+            chunks = _tune(chunks, ctx, progress, estimate, seconds, cost_model.workers(runner))
+            with WorkBar(sum(work), prov.experiment, progress, cost_model.workers(runner) if seconds else 0) as bar:
                 bar.show(0, f"0/{len(todo)} runs")  # the calibrated time left, from the start
                 tasks = (joblib.delayed(_numbered)(i, c, ctx, note)
                          for i, (c, note) in enumerate(zip(chunks, notes, strict=True)))
