@@ -9,7 +9,7 @@ import pytest
 
 from dpbench import results
 from dpbench.config import RunnerConfig
-from dpbench.runner import calibration, cost_model, estimate
+from dpbench.runner import calibration, cost_model, estimate, sweep
 from dpbench.runner.grid import chunk_units, expand, group_units
 from dpbench.runner.sweep import run_sweep
 from dpbench.tuning import spaces
@@ -42,6 +42,11 @@ def grid(algorithms=("boosted_adassp",), datasets=DATASETS, **kw):
     exp = {"name": "est", "algorithms": list(algorithms), "datasets": list(datasets), "epsilons": [1.0],
            "deltas": [1e-6], "seeds": [0, 1], "tuning_mode": "fixed", "split": "fixed", **kw}
     return expand(exp)
+
+
+def dry_run(runs, runner, data_dir, **kw) -> estimate.Estimate:
+    """The dry run's estimate of sweeping `runs`, cut into the runner's chunks."""
+    return estimate.estimate(runs, chunk_units(group_units(runs), runner.chunk_runs), runner, data_dir, **kw)
 
 
 def load(n: float, d: int) -> float:
@@ -116,7 +121,7 @@ def test_a_resumed_study_is_estimated_by_its_trials_left(tmp_path):
     runner = RunnerConfig(n_jobs=1, progress=False)
 
     def tuning_seconds(studies_dir):
-        found = estimate.estimate([run], runner, None, startup=0.0, timer=fake_timer, share=1.0,
+        found = dry_run([run], runner, None, startup=0.0, timer=fake_timer, share=1.0,
                                    studies_dir=studies_dir)
         return found.parts["tuning"]
 
@@ -133,19 +138,19 @@ def test_the_estimate_divides_among_workers_and_is_stable_given_the_timings():
 
     def fits(n_jobs: int) -> float:
         runner = RunnerConfig(n_jobs=n_jobs, backend="loky", progress=False)
-        return estimate.estimate(runs, runner, None, startup=0.0, timer=fake_timer, share=1.0).parts["fits"]
+        return dry_run(runs, runner, None, startup=0.0, timer=fake_timer, share=1.0).parts["fits"]
 
     assert fits(2) == pytest.approx(fits(1) / 2, rel=1e-9)
     assert fits(4) == pytest.approx(fits(1) / 4, rel=1e-9)
     runner = RunnerConfig(n_jobs=2, progress=True)
-    first, second = (estimate.estimate(runs, runner, None, startup=2.0, timer=fake_timer, share=0.5)
+    first, second = (dry_run(runs, runner, None, startup=2.0, timer=fake_timer, share=0.5)
                      for _ in range(2))
     assert first.cpu == second.cpu
     assert {k: v for k, v in first.parts.items() if k != "calibration"} == {
         k: v for k, v in second.parts.items() if k != "calibration"}  # the calibration's own time is measured
     assert first.parts["start-up"] == 2.0 and first.parts["figure"] == cost_model.FIGURE * 2.0
     assert "time estimate: ~" in first.describe()
-    threads = estimate.estimate(runs, RunnerConfig(n_jobs=2, backend="threading"), None, startup=2.0,
+    threads = dry_run(runs, RunnerConfig(n_jobs=2, backend="threading"), None, startup=2.0,
                                  timer=fake_timer, share=0.5)
     assert threads.parts["workers' start-up"] == 0 < first.parts["workers' start-up"]  # no worker processes
     assert threads.parts["fits"] == first.parts["fits"]
@@ -179,16 +184,14 @@ def test_a_chunk_whose_data_is_missing_goes_last(tmp_path, monkeypatch):
     """It only records missing_data, at once: sized 0, whatever rows the paper gives its dataset (a sweep that
     started with the mirror's missing large tasks left its longest real unit to start late)."""
     from dpbench.data import openml_source
-    from dpbench.runner import sweep
 
     monkeypatch.setattr(openml_source, "cache_dir", lambda: tmp_path / "empty-openml-cache")
     runs = grid(datasets=[synthetic(2000), {"name": "openml_361091"}], seeds=[0])  # year: 463,715 rows in paper
-    chunks = chunk_units(group_units(runs), 32)
-    size, seconds = sweep._estimates(runs, str(tmp_path), RunnerConfig(progress=False))
-    missing = next(c for c in chunks if c.dataset["name"] == "openml_361091")
-    present = next(c for c in chunks if c.dataset["name"] == "synthetic")
-    assert not seconds and size(missing) == 0 < cost_model.size(missing) and size(present) == cost_model.size(present)
-    assert cost_model.longest_first(chunks, lambda c: c.runs[0].unit_key, size)[0] is present
+    plan = estimate.estimate(runs, chunk_units(group_units(runs), 32), RunnerConfig(progress=False), str(tmp_path))
+    assert not plan.calibrated and [c.dataset["name"] for c in plan.chunks] == ["synthetic", "openml_361091"]
+    present, missing = plan.chunks
+    assert plan.chunk_estimates == [cost_model.size(present), 0] and cost_model.size(missing) > 0
+    assert plan.chunk_work() == [1, 1]  # uncalibrated: the bar counts runs
 
 
 def test_schedule_longest_unit_first_and_makespan():
@@ -209,7 +212,10 @@ def test_the_sweep_announces_long_tasks_longest_unit_first_and_results_do_not_mo
            "datasets": [synthetic(400), synthetic(1600)], "epsilons": [0.5, 1.0], "deltas": [1e-6], "seeds": [0],
            "tuning_mode": "fixed", "split": "fixed"}
     runner = {"backend": "sequential", "n_jobs": 1, "part_size": 3}
+    plans, calls = [], calibrations(monkeypatch)
+    monkeypatch.setattr(sweep, "estimate", lambda *a, **kw: plans.append(estimate.estimate(*a, **kw)) or plans[-1])
     run_sweep(exp, {**runner, "progress": True}, tmp_path / "on")
+    assert len(plans) == len(calls) == 1 and plans[0].calibrated  # one estimate, asked up front, calibrated once
     lines = [line for line in capsys.readouterr().err.splitlines() if line.endswith("estimated")]
     assert [line.split(" on ")[1].split(" (")[0] for line in lines] == ["synthetic_none_p0.05_n1600_d5",
                                                                          "synthetic_none_p0.05_n400_d5"]
