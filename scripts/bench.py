@@ -32,7 +32,7 @@
    fig1_fixed, sub-grids of fig1 at default tuning, fig5 and robust_label), `sweep --dry-run`'s time estimate
    twice (their spread: the larger over the smaller, minus 1), then the sweep's measured wall time (each a fresh
    command, the sweep right after its dry runs, in an empty results directory), the first estimate's ratio to
-   it, whether the sweep calibrates (runner.calibrate.worth_calibrating) and the load average beside them: the
+   it, whether the sweep calibrates (runner.calibration.worth_calibrating) and the load average beside them: the
    estimate should be within 2x of the measured time when the load stays put.  `--only-estimates` runs this
    section alone; `--estimates-large` adds LARGE_ESTIMATE_GRID, large enough that the sweep calibrates
    (10-25 min on the 2-core build machine).
