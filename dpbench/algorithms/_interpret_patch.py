@@ -2,8 +2,10 @@
 
 Everything that reads or patches interpret's private code is here (changes 1, 2, 3 and 5 of dp_ebm.py's
 docstring, and the fingerprints of interpret 0.7.8's sources they were checked against), so an interpret
-upgrade touches this file only.  dp_ebm.py imports it when a DP-EBM is fitted: importing dpbench.algorithms
-does not import interpret.
+upgrade touches this file only.  One replacement is for speed alone: `dp_boost` runs interpret's DP boosting
+loop (`_boost.boost` in the configuration DP-EBM uses) without a Python step and a ctypes call per leaf, and
+fits the same model bit for bit (tested against interpret's loop).  dp_ebm.py imports this module when a
+DP-EBM is fitted: importing dpbench.algorithms does not import interpret.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
+from interpret import develop
 from interpret.privacy import DPExplainableBoostingClassifier, DPExplainableBoostingRegressor
 from interpret.utils._native import Booster, Native
 
@@ -48,6 +51,7 @@ _SWAPPED = (
     (_PRE, "calc_gdp_noise_multi"),
     ("interpret.glassbox._ebm._ebm", "calc_gdp_noise_multi"),
     ("interpret.glassbox._ebm._boost", "Booster"),
+    ("interpret.glassbox._ebm._ebm", "boost"),  # speed only: the same computation (`dp_boost`)
 )
 
 
@@ -180,6 +184,81 @@ class _BoundedBooster(Booster):
 
 
 # ---------------------------------------------------------------------------------------------------------
+# speed: interpret's DP boosting loop with the per-leaf noise step vectorised (issue 39)
+# ---------------------------------------------------------------------------------------------------------
+def leaf_sums(weights: list[float], edges: list[int]) -> np.ndarray:
+    """Each leaf's sum of `weights[edges[i]:edges[i + 1]]`, left to right: what interpret's native SafeSum
+    computes (checked bit for bit against it in the tests), without a ctypes call per leaf."""
+    sums = np.empty(len(edges) - 1)
+    for i in range(len(edges) - 1):
+        total = 0.0
+        for value in weights[edges[i]:edges[i + 1]]:
+            total += value
+        sums[i] = total
+    return sums
+
+
+def _is_dp_configuration(dataset, shm_name, callback, intercept_rounds, init_scores, term_features, greedy_ratio,
+                         smoothing_rounds, early_stopping_rounds, monotone_constraints, missing, noise_scale,
+                         **_) -> bool:
+    """The arguments interpret's EBMModel.fit passes boost for a DP model in a dpbench fit (`_ebm.py:996-1020`,
+    n_jobs = 1, main effects only): the only case dp_boost handles."""
+    return (isinstance(dataset, np.ndarray) and shm_name is None and callback is None and intercept_rounds == 0
+            and init_scores is None and all(len(t) == 1 for t in term_features) and greedy_ratio == 0
+            and smoothing_rounds == 0 and early_stopping_rounds == 0 and monotone_constraints is None
+            and missing == "low" and bool(noise_scale)
+            and not Native.get_native_singleton().extract_nominals(dataset).any()
+            and not develop.get_option("randomize_feature_order"))
+
+
+def dp_boost(dataset, intercept, bag, init_scores, term_features, n_inner_bags, term_boost_flags, learning_rate,
+             max_leaves, max_rounds, noise_scale, bin_weights, rng, create_booster_flags, objective, acceleration,
+             experimental_params, develop_options, **_):
+    """interpret's `_boost.boost` for the DP configuration (`_is_dp_configuration`), computing the same model with
+    the same draws from `rng` in the same order: greedy_ratio 0 makes every step cyclic (one shuffle of the terms at
+    step 0), every update is applied, and there is no early stopping.  Each step: interpret's random-split update,
+    the gain key's seed draw (unused but drawn), one Gaussian draw per leaf, update = -(sum + noise) / (the leaf's
+    noisy bin weight) as interpret's per-leaf loop computes it (`_boost.py:271-303`, here one array operation),
+    applied.  Returns what boost returns."""
+    develop._develop_options = develop_options
+    native = Native.get_native_singleton()
+    options = {"min_samples_leaf": 0, "min_hessian": 0.0, "reg_alpha": 0.0, "reg_lambda": 0.0, "max_delta_step": 0.0,
+               "min_cat_samples": 0, "cat_smooth": 0.0, "max_cat_threshold": develop.get_option("max_cat_threshold"),
+               "cat_include": develop.get_option("cat_include"), "max_leaves": max_leaves, "monotone_constraints": None}
+    flags = term_boost_flags | Native.TermBoostFlags_MissingLow
+    weights = [w.tolist() for w in bin_weights]
+    try:
+        with _BoundedBooster(dataset, intercept, bag, init_scores, term_features, n_inner_bags, rng,
+                             create_booster_flags, objective, acceleration, experimental_params) as booster:
+            order = np.arange(len(term_features), dtype=np.int64)
+            if develop.get_option("randomize_initial_feature_order"):
+                native.shuffle(rng, order)
+            for step in range(max_rounds * len(term_features)):
+                term = int(order[step % len(term_features)])
+                booster.generate_term_update(rng, term_idx=term, term_boost_flags=flags, learning_rate=learning_rate,
+                                             **options)
+                native.generate_seed(rng)  # interpret's gain key for its (here unused) greedy heap
+                edges = [0, *booster.get_term_update_splits()[0].tolist()]
+                update = booster.get_term_update()
+                edges.append(len(update))
+                noises = native.generate_gaussian_random(rng, noise_scale, len(edges) - 1)
+                lengths = np.subtract(edges[1:], edges[:-1])
+                noisy = (update + np.repeat(noises, lengths)) / np.repeat(
+                    leaf_sums(weights[term_features[term][0]], edges), lengths)
+                booster.set_term_update(term, -noisy)
+                booster.apply_term_update()
+            return None, intercept, booster.get_current_model(), max_rounds * len(term_features), rng
+    except Exception as e:  # noqa: BLE001 - as interpret's boost: the caller raises it
+        return e, None, None, None, None
+
+
+def _dispatch_boost(*args, **kwargs):
+    if not args and getattr(_LOCAL, "fit", None) is not None and _is_dp_configuration(**kwargs):
+        return dp_boost(**kwargs)
+    return _swap["originals"]["interpret.glassbox._ebm._ebm", "boost"](*args, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------------------
 # swapping them in for one fit
 # ---------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -215,6 +294,7 @@ _REPLACEMENTS = {
     "private_categorical_binning": _dispatch_categorical,
     "calc_gdp_noise_multi": _dispatch_noise,
     "Booster": _BoundedBooster,  # behaves as interpret's Booster outside a dpbench regression fit
+    "boost": _dispatch_boost,  # interpret's boost, its DP configuration without a Python step per leaf
 }
 
 
@@ -237,6 +317,8 @@ def check_interpret_internals() -> None:
             if _resolve(module, "calc_gdp_noise_multi") is not _resolve("interpret.utils._privacy",
                                                                         "calc_gdp_noise_multi"):
                 problems.append(f"{module}.calc_gdp_noise_multi is not _privacy's")
+        if _resolve("interpret.glassbox._ebm._ebm", "boost") is not _resolve("interpret.glassbox._ebm._boost", "boost"):
+            problems.append("interpret.glassbox._ebm._ebm.boost is not _boost's")
         if _resolve("interpret.glassbox._ebm._boost", "Booster") is not Booster:
             problems.append("interpret.glassbox._ebm._boost.Booster is not interpret.utils._native.Booster")
     for (module, name), expected in _VERIFIED_SOURCES.items():

@@ -299,7 +299,8 @@ def test_replacements_are_restored_when_interpret_fails(monkeypatch, reg_data):
     assert info.value.__cause__ is not None
     assert interpret_preprocessor.private_numeric_binning is private_numeric_binning
     assert interpret_preprocessor.calc_gdp_noise_multi is calc_gdp_noise_multi is interpret_ebm.calc_gdp_noise_multi
-    assert interpret_boost.Booster is Booster and patch._swap["active"] == 0 and not patch._swap["originals"]
+    assert interpret_boost.Booster is Booster and interpret_ebm.boost is interpret_boost.boost
+    assert patch._swap["active"] == 0 and not patch._swap["originals"]
 
 
 def test_observed_noise_sees_every_draw_and_changes_nothing(reg_data):
@@ -315,6 +316,43 @@ def test_observed_noise_sees_every_draw_and_changes_nothing(reg_data):
     scales = [observed.model_.noise_scale_binning_] * 3 + [observed.model_.noise_scale_boosting_] * (5 * 3)
     assert [s for s, _ in draws] == scales and [v.size for _, v in draws[:3]] == [62] * 3
     np.testing.assert_array_equal(observed.predict(X), DPEBMRegressor(**FAST).fit(X, y).predict(X))
+
+
+def test_leaf_sums_are_interprets_safe_sums():
+    """dp_boost sums each leaf's noisy bin weights in Python, interpret with its native SafeSum: equal bit for bit
+    (leaves of 1 to 69 bins, weights over nine decades, some of one sign)."""
+    native, rng = Native.get_native_singleton(), np.random.default_rng(3)
+    for trial in range(2000):
+        k = int(rng.integers(1, 70))
+        weights = rng.normal(size=k) * 10.0 ** rng.uniform(-3, 6, size=k)
+        weights = np.abs(weights) if trial % 3 == 0 else weights
+        cuts = rng.choice(np.arange(1, k), size=int(rng.integers(0, k)), replace=False) if k > 1 else []
+        edges = [0, *sorted(int(c) for c in cuts), k]
+        expected = np.empty(len(edges) - 1)
+        for i in range(len(edges) - 1):
+            native.safe_sum(weights[edges[i]:edges[i + 1]], expected[i:i + 1], 0)
+        np.testing.assert_array_equal(patch.leaf_sums(weights.tolist(), edges), expected)
+
+
+@pytest.mark.parametrize("cls, params", [(DPEBMRegressor, {"max_leaves": 3}),
+                                         (DPEBMRegressor, {"max_leaves": 100, "max_bins": 8, "epsilon": 0.1}),
+                                         (DPEBMClassifier, {"max_leaves": 100}),
+                                         (DPEBMClassifier, {"max_leaves": 2, "epsilon": 0.1})])
+def test_dp_boost_is_interprets_boost(cls, params, reg_data, clf_data, monkeypatch):
+    """dpbench's loop for interpret's DP boosting (dp_boost, for speed) fits interpret's model bit for bit: same
+    draws in the same order, same per-leaf arithmetic, same projection (regression)."""
+    X, y, _, _ = reg_data if cls is DPEBMRegressor else clf_data
+    X, y = X[:300], y[:300]  # few rows, fast; every regression update goes through the projection
+    calls, dp_boost = [], patch.dp_boost
+    monkeypatch.setattr(patch, "dp_boost", lambda **kwargs: calls.append(1) or dp_boost(**kwargs))
+    fast = cls(n_rounds=30, random_state=4, **params).fit(X, y)
+    monkeypatch.setattr(patch, "_is_dp_configuration", lambda **kwargs: False)
+    slow = cls(n_rounds=30, random_state=4, **params).fit(X, y)
+    assert calls == [1]
+    assert fast.model_.intercept_ == slow.model_.intercept_
+    for a, b in zip(fast.model_.term_scores_, slow.model_.term_scores_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(fast.predict(X), slow.predict(X))
 
 
 def test_noise_scales_use_dpbench_mu_where_interpret_is_wrong(reg_data):
