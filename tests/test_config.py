@@ -27,8 +27,8 @@ def _grid(*overrides):
 def test_the_shipped_experiments_are_the_files_and_their_smoke_variants():
     """A smoke variant per experiment with a smoke overlay (conf/smoke/): its own, or its base config's."""
     files = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
-    smoke = ["fig1", "fig12", "fig1_fixed", "fig1_split", "fig2", "fig3", "fig4", "fig5", "paper001",
-             "robust_feature", "robust_label", "robust_model"]
+    smoke = ["fig1", "fig12", "fig1_fixed", "fig1_split", "fig2", "fig3", "fig4", "fig5", "leaderboard",
+             "leaderboard_clf", "paper001", "robust_feature", "robust_label", "robust_model"]
     assert experiment_names() == sorted(files + [f"smoke/{n}" for n in smoke])
     assert [config.smoke_overlay(n) for n in ("fig1", "fig4", "fig1_fixed", "robust_model", "paper001", "zoo")] == [
         "paper000", "fig4", "fig1_fixed", "robust", "paper001", None]
