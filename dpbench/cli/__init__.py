@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from importlib import import_module
 
-from dpbench.cli import sweep
+from dpbench.cli import sweep, timing
 
 USAGE = """python -m dpbench <command> [args]   (`python -m dpbench <command> --help` for a command's options)
 
@@ -47,12 +47,23 @@ def _terminated(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     """Exit codes: 0 done, 1 an audit violation or a failed check, 2 a usage or config error (one line on stderr),
-    130 interrupted (Ctrl-C or SIGTERM)."""
-    import signal
-    import threading
+    130 interrupted (Ctrl-C or SIGTERM).  DPBENCH_TIMINGS=<file>: the phases' times written there (cli.timing)."""
     import time
 
     sweep.command_started = time.perf_counter()
+    timing.reset()
+    timing.mark("main")
+    try:
+        return _main(argv)
+    finally:
+        timing.mark("done")
+        timing.write()
+
+
+def _main(argv: list[str] | None) -> int:
+    import signal
+    import threading
+
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminated)
     argv = list(sys.argv[1:] if argv is None else argv)

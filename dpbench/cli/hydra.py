@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
+from dpbench.cli import timing
 from dpbench.cli.parsing import OneLineParser
 from dpbench.cli.sweep import TASKS
 
@@ -44,7 +45,11 @@ def run(command: str, args: list[str]) -> int:
     config.check_user_configs()
     options = [a for a in args if a not in flags.overrides]  # Hydra's flags (its parser wants the overrides together)
     if not options:
-        TASKS[command](validate(compose(overrides)), dry_run)
+        cfg = compose(overrides)
+        timing.mark("composed")
+        cfg = validate(cfg)
+        timing.mark("validated")
+        TASKS[command](cfg, dry_run)
         return 0
     config.store()
     if flags.multirun:  # every job's config, before the first job writes anything
