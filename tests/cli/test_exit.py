@@ -37,6 +37,7 @@ def test_a_sweep_exits_with_its_output_and_leaves_no_worker(tmp_path):
     assert _group_gone(proc.pid)  # the workers (killed when idle) and the resource tracker
     phases = [name for name, _ in json.loads(timings.read_text())["marks"]]
     assert phases[0] == "main" and phases[-1] == "done" and "swept" in phases and "figure" in phases
+    assert "workers_ready" in phases  # started while the config was validated (runner.prestart)
 
 
 def test_an_error_keeps_its_exit_code():
