@@ -12,8 +12,8 @@ the other backends start no processes (threading, sequential) or their own (dask
 from __future__ import annotations
 
 import os
+import threading
 import time
-import warnings
 from collections.abc import Mapping
 
 
@@ -36,25 +36,31 @@ class Prestart:
         self._answers = joblib.Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(
             joblib.delayed(_ready)() for _ in range(n_jobs))
         self.ready: list[tuple[int, float]] = []
+        self._drain: threading.Thread | None = None
 
     def finish(self, ok: bool = True) -> float | None:
-        """Once the sweep is done with them (`ok`): the time the last worker was ready (None if they failed to
-        start: the sweep then started its own).  Not `ok` (the command failed before its sweep ran): stop the
-        workers now.  A generator joblib drops unfinished would stop them at a moment of its choosing, possibly
-        while the sweep uses them: `finish` is called once, in a `finally`."""
+        """Once the command is done with the workers: the time the last was ready (None if they failed to start:
+        the sweep then started its own).  Not `ok` (the command failed before its sweep ran): return at once,
+        a daemon thread collecting their answers (they stay, idle, for a later sweep of this process; the command
+        line's quick exit stops them).  Called once, in a `finally`: a generator joblib drops unfinished aborts
+        its tasks by killing the executor's workers, possibly while a sweep uses them (and loky's manager thread
+        can trip over the items it drops)."""
         answers, self._answers = self._answers, None
         if answers is None:
             return None
         if not ok:
-            with warnings.catch_warnings():  # joblib's note that the answers were not used
-                warnings.simplefilter("ignore", UserWarning)
-                answers.close()  # joblib aborts its tasks: the executor's workers are killed
+            self._drain = threading.Thread(target=self._collect, args=(answers,), name="dpbench-prestart",
+                                           daemon=True)
+            self._drain.start()
             return None
+        self._collect(answers)
+        return max(t for _, t in self.ready) if self.ready else None
+
+    def _collect(self, answers) -> None:
         try:
             self.ready = list(answers)
-        except Exception:  # noqa: BLE001 - a head start only (e.g. the sweep's abort already stopped them)
-            return None
-        return max(t for _, t in self.ready) if self.ready else None
+        except Exception:  # noqa: BLE001 - a head start only (e.g. the sweep's abort or the exit stopped them)
+            self.ready = []
 
 
 def workers(runner: Mapping) -> int:
