@@ -43,7 +43,7 @@ def test_a_sweep_exits_with_its_output_and_leaves_no_worker(tmp_path):
 def test_an_error_keeps_its_exit_code():
     p = subprocess.run([sys.executable, "-m", "dpbench", "sweep", "epsilons=[-1]"], cwd=ROOT, env=ENV,
                        capture_output=True, text=True, timeout=300)
-    assert p.returncode == 2 and p.stderr.startswith("dpbench sweep: error: ")
+    assert p.returncode == 2 and p.stderr.startswith("dpbench sweep: error: ") and p.stderr.count("\n") == 1
 
 
 def test_a_thread_still_working_gets_an_ordinary_exit(tmp_path):
