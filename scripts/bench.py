@@ -19,7 +19,9 @@
    differ); coefficients compared with the trial-by-trial fits.
 2. fig1_fixed (eps 0.1, 1, 10; 10 seeds) end to end from the command line to parquet and figure, against a
    naive loop over the same fits (load, make, fit, predict, score) in one process; `--backends loky,threading`
-   times the sweep on each joblib backend.  `--only-e2e` runs only this.
+   times the sweep on each joblib backend.  `--only-e2e` runs only this.  Below each sweep, its wall time split
+   into phases (start-up, composition, fits, results, figure, summary, exit: PHASES) from the marks the command
+   line writes with DPBENCH_TIMINGS=<file> (dpbench.cli.timing), and when its first part and workers were ready.
 3. Peak resident memory of each, each measured in a fresh process.
 4. Seconds until a sweep reports a Dask scheduler that does not answer (runner.connect_timeout = 2): should be
    about 2 (tests/runner/test_sweep_scale.py checks the message and that the timeout reaches the client).
@@ -289,18 +291,55 @@ def naive_fig1(results_dir: str) -> dict:
     return {"seconds": time.perf_counter() - start, "peak_mb": _peak_mb(), "fits": fits}
 
 
+PHASES = [("start-up", "main", "interpreter and imports until the command line runs"),
+          ("composition", "validated", "config composed and validated"),
+          ("fits", "swept", "the runner: its set-up, the workers' start-up, the tasks"),
+          ("results", "results", "the grid's rows read"), ("figure", "figure", "drawn and saved"),
+          ("summary", "summary", "the table printed"), ("exit", None, "the command's end to the process gone")]
+
+
 def cli_fig1(results_dir: str, n_jobs: int, backend: str = "loky") -> dict:
-    """The command line in a fresh process: wall time, and the peak memory of the largest of its processes."""
+    """`python -m dpbench sweep` in a fresh process, as a user runs it: wall time, the peak memory of the largest
+    of its process and its reaped workers (wait4), and the split of its wall time into PHASES from the marks the
+    command line writes with DPBENCH_TIMINGS (dpbench.cli.timing) and this process's launch and exit times."""
     args = ["sweep", *FIG1, f"results_dir={results_dir}", f"runner.n_jobs={n_jobs}", f"runner.backend={backend}",
             "runner.progress=false"]
-    code = ("import json, resource, sys; from dpbench.__main__ import main; rc = main(" + repr(args) + "); "
-            "print(json.dumps([resource.getrusage(r).ru_maxrss / 1024 "
-            "for r in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]))")
-    start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    self_mb, workers_mb = json.loads(out.stdout.strip().splitlines()[-1])
-    return {"seconds": seconds, "peak_mb": max(self_mb, workers_mb)}
+    marks_file = os.path.join(results_dir + "-timings.json")
+    env = {**os.environ, "DPBENCH_TIMINGS": marks_file}
+    with tempfile.TemporaryFile() as out:
+        start = time.time()
+        proc = subprocess.Popen([sys.executable, "-m", "dpbench", *args], stdout=out, stderr=subprocess.STDOUT,
+                                env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        end = time.time()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode:
+            out.seek(0)
+            raise RuntimeError(f"the sweep failed ({proc.returncode}):\n{out.read().decode()[-3000:]}")
+    with open(marks_file) as fh:
+        marks = dict(json.load(fh)["marks"])
+    split, last = {}, start
+    for phase, mark, _ in PHASES:
+        at = marks.get(mark, last) if mark else end
+        split[phase], last = at - last, at
+    parts = [os.path.getmtime(p) for p in _parts(results_dir)]
+    first = min(parts) - start if parts else math.nan
+    ready = marks["workers_ready"] - start if "workers_ready" in marks else math.nan
+    return {"seconds": end - start, "peak_mb": usage.ru_maxrss / 1024, "split": split, "first_part": first,
+            "workers_ready": ready}
+
+
+def _parts(results_dir: str) -> list[str]:
+    import glob
+
+    return glob.glob(os.path.join(results_dir, "*", "parts", "*.parquet"))
+
+
+def print_split(cli: dict) -> None:
+    """The sweep's wall time by phase (PHASES), and when its first results and its workers were ready."""
+    phases = ", ".join(f"{phase} {cli['split'][phase]:.2f}" for phase, _, _ in PHASES)
+    ready = "" if math.isnan(cli["workers_ready"]) else f"; workers ready {cli['workers_ready']:.2f} s after launch"
+    print(f"  split (s): {phases}; first part written {cli['first_part']:.2f} s after launch{ready}")
 
 
 def unreachable_scheduler(connect_timeout: float = 2.0) -> float:
@@ -505,9 +544,10 @@ def main() -> None:
         for i, backend in enumerate(args.backends.split(",")):  # a backend named twice: timed twice
             cli = cli_fig1(os.path.join(tmp, f"cli{i}"), args.n_jobs, backend)
             print(f"python -m dpbench sweep (n_jobs={args.n_jobs}, {backend}, parquet + figure + report): "
-                  f"{cli['seconds']:.1f} s, peak {cli['peak_mb']:.0f} MB (the main process; loky workers are not "
-                  "measured)" + (f"; ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x" if naive else ""),
+                  f"{cli['seconds']:.1f} s, peak {cli['peak_mb']:.0f} MB (the largest of its process and its "
+                  "workers)" + (f"; ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x" if naive else ""),
                   flush=True)
+            print_split(cli)
     if args.only_e2e:
         return
 

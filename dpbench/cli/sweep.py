@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from dpbench.cli import timing
+
 command_started = time.perf_counter()  # dpbench.cli.main resets it: a dry run's estimate scales with its start-up
 
 
@@ -73,13 +75,17 @@ def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
     finally:
         _save_grid(exp, out)
     log_sweep(out, time.perf_counter() - start, summary["ran"])
+    timing.mark("swept")
     grid = _grid_results(cfg)  # read once for the warnings, the figure and the summary
+    timing.mark("results")
     print(f"{cfg['name']}: {len(grid)} runs in the grid: {_outcomes(grid)}; this sweep tried {summary['ran']} "
           f"({summary['retried']} of them retries), {summary['skipped']} were already finished; results in {out}")
     if len(grid) and _missing_data(grid) == len(grid):
         raise ValueError(f"none of the {len(grid)} runs could run: their data are missing (warnings above)")
     _plot(cfg, grid)
+    timing.mark("figure")
     _report(cfg, grid)
+    timing.mark("summary")
     return 0
 
 
