@@ -33,7 +33,7 @@ from dpbench.algorithms.base import (
     clip_values,
     step_size,
 )
-from dpbench.algorithms.kernels import boosting_gradients
+from dpbench.algorithms.kernels import boosting_pass
 from dpbench.algorithms.linear_algebra import inverse_psd
 from dpbench.algorithms.registry import algorithm
 from dpbench.algorithms.shared_data import SharedData, row_blocks
@@ -182,7 +182,7 @@ class RoundSums:
     the sum: no pass), those with C >= hi unclipped, x_i = ||x_i|| u_i (the block's norms, one vector for all
     of them), and only the few with lo < C < hi (a run's C lies in one or two blocks) need a factor per row and
     run.  All elementwise work is done in place on one (runs x rows) buffer, each run a contiguous row (numpy's
-    loops are fast along it): scores, negative gradient, clip (`kernels.boosting_gradients`: one compiled pass
+    loops are fast along it): scores, negative gradient, clip (`kernels.boosting_pass`: one compiled pass
     when numba is installed, else numpy's passes; the same numbers).  float32 products are summed over blocks in
     float64.
     """
@@ -218,13 +218,13 @@ class RoundSums:
         inverse_tau = None if self.tau_runs is None else (1.0 / self.tau_runs).astype(self.buffer.dtype)
         on = np.empty_like(plain)  # theta of the block's runs: C theta for clipped and mixed runs, theta for others
         sums, scaled_sums = np.zeros((k, d)), np.zeros((k, d))  # the latter times C at the end
+        gradients = boosting_pass(loss, self.buffer.dtype)
         for rows, a, b, f in self.blocks:
             s = self.buffer[:(rows.stop - rows.start) * k].reshape(k, -1)  # (runs x rows) scores, then gradients
             on[:, :b], on[:, b:] = scaled[:, :b], plain[:, b:]
             np.matmul(self.X[rows], on, out=s.T)
             # row factors, negative gradient, 1 / tau_r, clip, row factors: one pass with numba, else numpy's
-            boosting_gradients(s, self.y[rows], loss, a, b, f, None if b == k else self.norms[rows], inverse_tau,
-                               self.tau)
+            gradients(s, self.y[rows], a, b, f, None if b == k else self.norms[rows], inverse_tau, self.tau)
             block = s @ self.X[rows]
             scaled_sums[:b] += block[:b]
             sums[b:] += block[b:]

@@ -74,13 +74,28 @@ def boosting_gradients(s: np.ndarray, y: np.ndarray, loss: str, a: int, b: int, 
     runs [a:b] ('mixed') scale row i's score by f[r - a, i] and runs [b:] ('unclipped') by norms[i], before the
     gradient and again after the clip; g = negative_gradient(loss, y, score), times inverse_tau[r] when given
     (None: one bound for all runs), clipped to [-tau, tau].  f is None when a == b; norms is None when b == runs."""
-    if backend() == "numba" and s.size:
-        vector, matrix = _EMPTY[s.dtype]
-        if loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-        _compiled().BOOSTING[loss](s, y, a, b, matrix if f is None else f, vector if norms is None else norms,
-                                   vector if inverse_tau is None else inverse_tau, s.dtype.type(tau))
-        return
+    boosting_pass(loss, s.dtype)(s, y, a, b, f, norms, inverse_tau, tau)
+
+
+def boosting_pass(loss: str, dtype):
+    """`boosting_gradients` for `loss` on blocks of `dtype`, the backend and the loss's loop looked up once (a round
+    has hundreds of blocks): a function (s, y, a, b, f, norms, inverse_tau, tau) -> None."""
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
+    if backend() == "numpy":
+        return lambda s, y, a, b, f, norms, inverse_tau, tau: _numpy_gradients(s, y, loss, a, b, f, norms,
+                                                                              inverse_tau, tau)
+    kernel, (vector, matrix), scalar = _compiled().BOOSTING[loss], _EMPTY[np.dtype(dtype)], np.dtype(dtype).type
+
+    def numba_pass(s, y, a, b, f, norms, inverse_tau, tau):
+        if s.size:
+            kernel(s, y, a, b, matrix if f is None else f, vector if norms is None else norms,
+                   vector if inverse_tau is None else inverse_tau, scalar(tau))
+    return numba_pass
+
+
+def _numpy_gradients(s, y, loss, a, b, f, norms, inverse_tau, tau):
+    """numpy's passes (the reference): row factors, gradient, 1 / tau_r, clip, row factors."""
     _scale(s, a, b, f, norms)
     negative_gradient_into(loss, y, s)
     if inverse_tau is not None:
@@ -114,10 +129,11 @@ def clip_residuals(r: np.ndarray, y: np.ndarray, bound, norms: np.ndarray) -> np
     """Overwrite the scores r = X theta (rows, or rows x runs, C order) with c = sign(r - y) min(|r - y|,
     bound / ||x_i||), `gradient_descent.clipped_gradient_sum`'s clipped residuals (bound: a number, or one per
     run); an overflowing residual is +-inf and clips, inf - inf stays NaN (the caller zeroes it).  Returns r."""
+    if r.ndim == 2 and r.size and backend() == "numba":
+        bounds = np.asarray(bound, dtype=r.dtype)
+        _compiled().dpgd(r, y, bounds if bounds.ndim else np.full(r.shape[1], bounds), norms)
+        return r
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        if backend() == "numba" and r.ndim == 2 and r.size:
-            _compiled().dpgd(r, y, np.broadcast_to(np.asarray(bound, dtype=r.dtype), r.shape[1:]), norms)
-            return r
         if r.ndim == 2:
             y, norms = y[:, None], norms[:, None]
         r -= y
