@@ -7,9 +7,9 @@ gradient, clip and row factors again (`boosting.RoundSums`), DP-GD's residual an
 with numba installed (the optional `fast` extra: `pip install 'dpbench[fast]'`) one loop does all of them in one
 pass over it, about 1.6x less CPU per run and round on SGEMM's fit part at 150 runs (the products' own cost is
 most of what is left).  The numpy functions here are the reference and the default when numba is absent; the
-compiled ones do the same operations in the same order, so they give the same numbers (bitwise in float64 for
-BoostedAdaSSP's squared and hinge losses and DP-GD; the logistic loss's exp may differ by an ulp;
-tests/algorithms/test_kernels.py), and the batched fits equal each fit alone either way.
+compiled ones do the same operations in the same order, so they give the same numbers (bitwise in float64; the
+test allows the logistic loss an ulp, numba's exp need not be numpy's: tests/algorithms/test_kernels.py), and
+the batched fits equal each fit alone either way.
 
 `DPBENCH_KERNELS=numpy` in the environment (or `use("numpy")`) keeps numba out; "numba" insists on it (an error
 when it is not installed); unset: numba when importable.  The first call in a process imports numba and compiles
