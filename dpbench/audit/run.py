@@ -25,6 +25,7 @@ import time
 import warnings
 import zlib
 from collections import Counter
+from collections.abc import Callable
 
 import joblib
 import numpy as np
@@ -134,8 +135,17 @@ def _jobs(name, spec, design_name, design, epsilon, delta, runs, seed, chunk, pa
                                                   design.entry, design.attributes)
 
 
-def check_request(algorithms_: list[str] | None, epsilons, designs, runs: int, delta: float) -> tuple[list, list]:
-    """Validate the audit's input; ValueError naming the problem.  Returns (algorithms, designs)."""
+def check_runs(runs: int) -> int:
+    """`runs` (fits a side), or ValueError: half select the test, half bound epsilon, so at least 10."""
+    if runs < 10:
+        raise ValueError(f"runs must be >= 10 fits per side (half select the test, half bound epsilon), got {runs}")
+    return runs
+
+
+def check_request(algorithms_: list[str] | None, epsilons, designs, runs: int | Callable[[str, str], int],
+                  delta: float) -> tuple[list, list]:
+    """Validate the audit's input; ValueError naming the problem.  Returns (algorithms, designs).  `runs` a
+    function (algorithm, design) -> runs: each value is checked as the audit asks for it."""
     from dpbench import algorithms
 
     private = [n for n in algorithms.available() if algorithms.get_spec(n).private
@@ -149,8 +159,8 @@ def check_request(algorithms_: list[str] | None, epsilons, designs, runs: int, d
         raise ValueError(f"epsilons must be finite numbers > 0, got {list(epsilons)}")
     if not (0 < delta < 1):
         raise ValueError(f"delta must lie in (0, 1), got {delta}")
-    if runs < 10:
-        raise ValueError(f"runs must be >= 10 fits per side (half select the test, half bound epsilon), got {runs}")
+    if not callable(runs):
+        check_runs(runs)
     designs = list(DESIGNS) if not designs else list(designs)
     unknown = [d for d in designs if d not in DESIGNS]
     if unknown:
@@ -158,12 +168,14 @@ def check_request(algorithms_: list[str] | None, epsilons, designs, runs: int, d
     return names, designs
 
 
-def run_audit(algorithms: list[str] | None = None, epsilons=(1.0,), designs=None, runs: int = 500,
+def run_audit(algorithms: list[str] | None = None, epsilons=(1.0,), designs=None,
+              runs: int | Callable[[str, str], int] = 500,
               delta: float = DEFAULT_DELTA, n_jobs: int | None = 2, seed: int = 0, chunk: int = 100,
               params: dict | None = None, progress=None) -> pd.DataFrame:
     """The audit table: one row per (algorithm, design, epsilon).  See the module docstring.
 
-    algorithms None: every private algorithm; designs None: all of DESIGNS; runs: fits per side;
+    algorithms None: every private algorithm; designs None: all of DESIGNS; runs: fits per side, or a function
+    (algorithm, design) -> fits per side (each row's `runs` says its own);
     params: extra hyperparameters per algorithm name (over its `params` audit setting, under the design's).
     Fits run through joblib in chunks of `chunk` seeds under the active `joblib.parallel_config`
     (so the runner's backend, e.g. dask, applies); n_jobs None takes n_jobs from that config too.
@@ -181,8 +193,9 @@ def run_audit(algorithms: list[str] | None = None, epsilons=(1.0,), designs=None
             design = DESIGNS[dname](spec)
             if design is None:
                 continue
+            n_runs = check_runs(runs(name, dname)) if callable(runs) else runs
             for eps in epsilons:
-                for side, task in _jobs(name, spec, dname, design, float(eps), delta, runs, seed, chunk, params):
+                for side, task in _jobs(name, spec, dname, design, float(eps), delta, n_runs, seed, chunk, params):
                     keys.append((name, dname, float(eps), side))
                     tasks.append(task)
     results, start = [], time.perf_counter()

@@ -99,6 +99,21 @@ def test_audit_is_reproducible_and_independent_of_chunking(broken_algorithms):
     pd.testing.assert_frame_equal(a.drop(columns="seconds"), b.drop(columns="seconds"))
 
 
+def test_runs_may_differ_by_algorithm_and_design(broken_algorithms):
+    """runs as a function (algorithm, design) -> fits a side: each row is the audit of that row alone at its runs."""
+    runs = {("test_sum_ok", "clip_pull"): 20, ("test_sum_ok", "tiny_n"): 30, ("test_sum_no_sqrt_T", "clip_pull"): 40,
+            ("test_sum_no_sqrt_T", "tiny_n"): 50}
+    table = run_audit(["test_sum_ok", "test_sum_no_sqrt_T"], [1.0], ["clip_pull", "tiny_n"],
+                      runs=lambda a, d: runs[a, d], n_jobs=1).set_index(["algorithm", "design"])
+    for (name, design), n in runs.items():
+        alone = run_audit([name], [1.0], [design], runs=n, n_jobs=1).iloc[0]
+        assert table.loc[(name, design), "runs"] == n
+        pd.testing.assert_series_equal(table.loc[(name, design)].drop("seconds"), alone.drop(
+            ["algorithm", "design", "seconds"]), check_names=False)
+    with pytest.raises(ValueError, match="runs must be >= 10"):
+        run_audit(["test_sum_ok"], [1.0], ["clip_pull"], runs=lambda a, d: 5, n_jobs=1)
+
+
 # ----------------------------------------------------------------------------- CLI
 
 
