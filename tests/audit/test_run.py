@@ -25,6 +25,7 @@ from dpbench.audit import (
     run_audit,
 )
 from dpbench.privacy import PrivacyLedger, mu_from_epsilon_delta
+from dpbench.privacy.mechanisms import weakened_noise
 
 # ----------------------------------------------------------------------------- power: deliberately broken estimators
 
@@ -114,6 +115,18 @@ def test_runs_may_differ_by_algorithm_and_design(broken_algorithms):
         run_audit(["test_sum_ok"], [1.0], ["clip_pull"], runs=lambda a, d: 5, n_jobs=1)
 
 
+def test_the_weakened_copy_is_the_same_in_workers_as_in_process():
+    """run_audit(noise_factor=...) enters `weakened_noise` in each chunk's process: two workers give the in-process
+    weakened audit row for row (so power_check may run its two sides at once), and the copy is not the algorithm."""
+    args = (["adassp"], [1.0], ["clip_pull"])
+    with weakened_noise(0.1):
+        in_process = run_audit(*args, runs=40, n_jobs=1)
+    workers = run_audit(*args, runs=40, n_jobs=2, chunk=10, noise_factor=0.1)
+    pd.testing.assert_frame_equal(in_process.drop(columns="seconds"), workers.drop(columns="seconds"))
+    plain = run_audit(*args, runs=40, n_jobs=1)
+    assert (plain["eps_lb"] < workers["eps_lb"]).all() and (plain["mu_lb"] < workers["mu_lb"]).all()
+
+
 # ----------------------------------------------------------------------------- CLI
 
 
@@ -169,10 +182,10 @@ def test_the_audit_catches_a_weakened_copy_of_every_private_algorithm(name):
     violation at eps 1, so a release whose noise is too small (noise times mu, a missing sqrt(T) split, a
     halved sensitivity) cannot pass the audit unseen; and the algorithm itself, on the same design and runs, is
     not (the design is no false alarm)."""
-    runs = audit_settings(name).power.get("runs", POWER_RUNS)
-    plain = run_audit([name], epsilons=(1.0,), designs=["power"], runs=runs, n_jobs=1, chunk=runs).iloc[0]
+    runs = audit_settings(name).power.get("runs", POWER_RUNS)  # one chunk a side: the two sides at once
+    plain = run_audit([name], epsilons=(1.0,), designs=["power"], runs=runs, n_jobs=2, chunk=runs).iloc[0]
     assert plain["verdict"] == "ok" and plain["failures"] == 0, plain.to_dict()
-    row = power_check(name)
+    row = power_check(name, n_jobs=2)
     assert row["verdict"] == "violation", row
 
 
