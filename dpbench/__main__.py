@@ -1,8 +1,8 @@
-"""`python -m dpbench <command>`: the command line is dpbench.cli."""
+"""`python -m dpbench <command>`: the command line is dpbench.cli (`run`: its main, then a quick exit)."""
 
-import sys
-
-from dpbench.cli import main
+from dpbench.cli import main, run
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
+
+__all__ = ["main"]

@@ -534,7 +534,7 @@ def check_audit(name: str, runs: int = AUDIT_RUNS, n_jobs: int | None = 2, seed:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             table = run_audit([name], [EPSILON], runs=runs, delta=DELTA, n_jobs=n_jobs, seed=seed)
-            weak = weakened_audit(name, list(table["design"]), runs, seed)
+            weak = weakened_audit(name, list(table["design"]), runs, seed, n_jobs=n_jobs)
     except Exception as exc:  # noqa: BLE001
         return [_row("audit", name, FAIL, f"raised {_one_line(exc)}")]
     rows = [_audit_row(name, r, weak[r["design"]]) for r in table.to_dict("records")]
@@ -545,21 +545,20 @@ def check_audit(name: str, runs: int = AUDIT_RUNS, n_jobs: int | None = 2, seed:
     return rows
 
 
-def weakened_audit(name: str, designs: list[str], runs: int = AUDIT_RUNS, seed: int = 0) -> dict[str, dict]:
+def weakened_audit(name: str, designs: list[str], runs: int = AUDIT_RUNS, seed: int = 0,
+                   n_jobs: int | None = 1) -> dict[str, dict]:
     """design -> the audit row of a copy of `name` with every noise scale x POWER_FACTOR (the ledger unchanged):
     what each design catches of a release with too little noise.  The `power` design at its own runs
-    (`power_check`, what the tests hold every built-in algorithm to).  In this process (the weakening does not
-    reach joblib workers)."""
+    (`power_check`, what the tests hold every built-in algorithm to).  One chunk a side of each design, in
+    `n_jobs` processes (`run_audit(noise_factor=...)` weakens the noise in each)."""
     from dpbench.audit import POWER_FACTOR, power_check, run_audit
-    from dpbench.privacy.mechanisms import weakened_noise
 
     others = [d for d in designs if d != "power"]
-    with weakened_noise(POWER_FACTOR):
-        table = run_audit([name], [EPSILON], others, runs=runs, delta=DELTA, n_jobs=1, seed=seed, chunk=runs) \
-            if others else pd.DataFrame(columns=["design"])
+    table = run_audit([name], [EPSILON], others, runs=runs, delta=DELTA, n_jobs=n_jobs, seed=seed, chunk=runs,
+                      noise_factor=POWER_FACTOR) if others else pd.DataFrame(columns=["design"])
     out = {r["design"]: r for r in table.to_dict("records")}
     if "power" in designs:
-        out["power"] = power_check(name, epsilon=EPSILON, seed=seed)
+        out["power"] = power_check(name, epsilon=EPSILON, seed=seed, n_jobs=n_jobs)
     return out
 
 

@@ -14,12 +14,16 @@
    (its asks: `study.ask_size`) and all in one fit_batch, in float64 and float32; every run's coefficients are
    checked equal to its fit alone.  The rounds alone bound a batch's gain over trial by trial (it runs as long
    as its longest trial): sum of n_rounds / sum over batches of their longest.  One BLAS thread, CPU seconds.
+   The batched fits' elementwise kernels are numba's when it is installed (`DPBENCH_KERNELS=numpy make bench`
+   times numpy's).
 1c. The same for AdaSSP and DP-GD (`sspgd_study`): one default study each, then its trial fits trial by trial
    (a batch of its seeds), in the study's batches and in one batch (the trials' bounds, rounds and schedules
-   differ); coefficients compared with the trial-by-trial fits.
+   differ); coefficients compared with the trial-by-trial fits.  CPU seconds.
 2. fig1_fixed (eps 0.1, 1, 10; 10 seeds) end to end from the command line to parquet and figure, against a
    naive loop over the same fits (load, make, fit, predict, score) in one process; `--backends loky,threading`
-   times the sweep on each joblib backend.  `--only-e2e` runs only this.
+   times the sweep on each joblib backend.  `--only-e2e` runs only this.  Below each sweep, its wall time split
+   into phases (start-up, composition, fits, results, figure, summary, exit: PHASES) from the marks the command
+   line writes with DPBENCH_TIMINGS=<file> (dpbench.cli.timing), and when its first part and workers were ready.
 3. Peak resident memory of each, each measured in a fresh process.
 4. Seconds until a sweep reports a Dask scheduler that does not answer (runner.connect_timeout = 2): should be
    about 2 (tests/runner/test_sweep_scale.py checks the message and that the timeout reaches the client).
@@ -32,7 +36,7 @@
    fig1_fixed, sub-grids of fig1 at default tuning, fig5 and robust_label), `sweep --dry-run`'s time estimate
    twice (their spread: the larger over the smaller, minus 1), then the sweep's measured wall time (each a fresh
    command, the sweep right after its dry runs, in an empty results directory), the first estimate's ratio to
-   it, whether the sweep calibrates (runner.calibrate.worth_calibrating) and the load average beside them: the
+   it, whether the sweep calibrates (runner.calibration.worth_calibrating) and the load average beside them: the
    estimate should be within 2x of the measured time when the load stays put.  `--only-estimates` runs this
    section alone; `--estimates-large` adds LARGE_ESTIMATE_GRID, large enough that the sweep calibrates
    (10-25 min on the 2-core build machine).
@@ -151,7 +155,7 @@ def default_study(name: str):
 
     from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
     from dpbench.runner.grid import expand
-    from dpbench.tuning.study import _finished, run_study, study_key, validation_split
+    from dpbench.tuning.study import _finished, journal, run_study, study_key, validation_split
 
     exp = {"name": f"bench_{name}", "algorithms": [{"name": name, "modes": ["tuned"]}], "epsilons": [1.0],
            "datasets": [{"name": "openml_361104"}], "deltas": [1e-6], "seeds": [0], "tuning_mode": "tuned",
@@ -168,8 +172,10 @@ def default_study(name: str):
         start, cpu = time.perf_counter(), time.process_time()
         run_study(run, data, pathlib.Path(tmp))
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-        storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(f"{tmp}/{key}.log"))
-        param_sets = [t.params for t in _finished(optuna.load_study(study_name=key, storage=storage))]
+        storage = optuna.storages.JournalStorage(
+            optuna.storages.journal.JournalFileBackend(str(journal(pathlib.Path(tmp), run))))
+        study = optuna.load_study(study_name=optuna.get_all_study_names(storage)[0], storage=storage)
+        param_sets = [t.params for t in _finished(study)]
     fit = validation_split(data, run.tuning["validation_fraction"], int(key, 16) % 2**32)  # the study's fit part
     return run, fit, param_sets, seconds, cpu
 
@@ -180,6 +186,7 @@ def tuned_study() -> dict:
     import numpy as np
     from threadpoolctl import threadpool_limits
 
+    from dpbench.algorithms import kernels
     from dpbench.algorithms.boosting import BoostedAdaSSPRegressor
     from dpbench.algorithms.shared_data import SharedData
     from dpbench.tuning.study import trial_estimators
@@ -189,6 +196,7 @@ def tuned_study() -> dict:
     seeds, trials = cfg["seeds"], len(param_sets)
     asks = study_asks(trials, cfg["batch_trials"])
     out = {"study_seconds": study_seconds, "study_cpu": study_cpu, "trials": trials, "seeds": seeds,
+           "kernels": kernels.backend(),
            "shape": list(fit.X_train.shape), "batch_trials": cfg["batch_trials"], "asks": asks}
     rounds = [p["n_rounds"] for p in param_sets]
     batches = {"per_trial": [1] * trials, "study_batches": asks, "one_batch": [trials]}
@@ -222,10 +230,11 @@ def tuned_study() -> dict:
 
 def sspgd_study(name: str) -> dict:
     """One default study (50 trials x 3 seeds, eps 1) of `name` (adassp, ssp or dpgd) on SGEMM's fit part
-    (synthetic of that shape without the mirror), run once; then its trial fits timed trial by trial (a batch
-    per trial: its seeds), in the study's batches and all in one batch, each run's coefficients compared with
-    its trial-by-trial fit (max relative difference: a DP-GD trial whose iteration amplifies rounding, e.g. step
-    1 on SGEMM's unscaled rows, moves about as much when its single fit's rows are permuted)."""
+    (synthetic of that shape without the mirror), run once; then its trial fits timed (CPU seconds, as the study)
+    trial by trial (a batch per trial: its seeds), in the study's batches and all in one batch, each run's
+    coefficients compared with its trial-by-trial fit (max relative difference: a DP-GD trial whose iteration
+    amplifies rounding, e.g. step 1 on SGEMM's unscaled rows, moves about as much when its single fit's rows are
+    permuted)."""
 
     import numpy as np
     from threadpoolctl import threadpool_limits
@@ -234,20 +243,20 @@ def sspgd_study(name: str) -> dict:
     from dpbench.algorithms.shared_data import SharedData
     from dpbench.tuning.study import trial_estimators
 
-    run, fit, param_sets, study_seconds, _ = default_study(name)
+    run, fit, param_sets, study_wall, study_cpu = default_study(name)
     cfg, seeds, fit_batch = run.tuning, run.tuning["seeds"], algorithms.get_spec(name).estimator.fit_batch
-    out, thetas = {"algorithm": name, "study_seconds": study_seconds, "trials": len(param_sets), "seeds": seeds,
-                   "shape": list(fit.X_train.shape), "batch_trials": cfg["batch_trials"]}, {}
+    out, thetas = {"algorithm": name, "study_seconds": study_cpu, "study_wall": study_wall, "trials": len(param_sets),
+                   "seeds": seeds, "shape": list(fit.X_train.shape), "batch_trials": cfg["batch_trials"]}, {}
     trials = len(param_sets)
     for mode, sizes in (("per_trial", [1] * trials), ("study_batches", study_asks(trials, cfg["batch_trials"])),
                         ("one_batch", [trials])):
         ests, shared, first = trial_estimators(run, fit, param_sets, seeds), SharedData(fit.X_train, fit.y_train), 0
         with threadpool_limits(1, "blas"):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             for n in sizes:
                 fit_batch(ests[first * seeds:(first + n) * seeds], fit.X_train, fit.y_train, shared)
                 first += n
-            out[mode] = time.perf_counter() - start
+            out[mode], out[f"{mode}_wall"] = time.process_time() - cpu, time.perf_counter() - start
         thetas[mode] = [e.theta_ for e in ests]
     out["max_rel_diff"] = max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-300))
                               for mode in ("study_batches", "one_batch")
@@ -289,18 +298,55 @@ def naive_fig1(results_dir: str) -> dict:
     return {"seconds": time.perf_counter() - start, "peak_mb": _peak_mb(), "fits": fits}
 
 
+PHASES = [("start-up", "main", "interpreter and imports until the command line runs"),
+          ("composition", "validated", "config composed and validated"),
+          ("fits", "swept", "the runner: its set-up, the workers' start-up, the tasks"),
+          ("results", "results", "the grid's rows read"), ("figure", "figure", "drawn and saved"),
+          ("summary", "summary", "the table printed"), ("exit", None, "the command's end to the process gone")]
+
+
 def cli_fig1(results_dir: str, n_jobs: int, backend: str = "loky") -> dict:
-    """The command line in a fresh process: wall time, and the peak memory of the largest of its processes."""
+    """`python -m dpbench sweep` in a fresh process, as a user runs it: wall time, the peak memory of the largest
+    of its process and its reaped workers (wait4), and the split of its wall time into PHASES from the marks the
+    command line writes with DPBENCH_TIMINGS (dpbench.cli.timing) and this process's launch and exit times."""
     args = ["sweep", *FIG1, f"results_dir={results_dir}", f"runner.n_jobs={n_jobs}", f"runner.backend={backend}",
             "runner.progress=false"]
-    code = ("import json, resource, sys; from dpbench.__main__ import main; rc = main(" + repr(args) + "); "
-            "print(json.dumps([resource.getrusage(r).ru_maxrss / 1024 "
-            "for r in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]))")
-    start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    self_mb, workers_mb = json.loads(out.stdout.strip().splitlines()[-1])
-    return {"seconds": seconds, "peak_mb": max(self_mb, workers_mb)}
+    marks_file = os.path.join(results_dir + "-timings.json")
+    env = {**os.environ, "DPBENCH_TIMINGS": marks_file}
+    with tempfile.TemporaryFile() as out:
+        start = time.time()
+        proc = subprocess.Popen([sys.executable, "-m", "dpbench", *args], stdout=out, stderr=subprocess.STDOUT,
+                                env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        end = time.time()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode:
+            out.seek(0)
+            raise RuntimeError(f"the sweep failed ({proc.returncode}):\n{out.read().decode()[-3000:]}")
+    with open(marks_file) as fh:
+        marks = dict(json.load(fh)["marks"])
+    split, last = {}, start
+    for phase, mark, _ in PHASES:
+        at = marks.get(mark, last) if mark else end
+        split[phase], last = at - last, at
+    parts = [os.path.getmtime(p) for p in _parts(results_dir)]
+    first = min(parts) - start if parts else math.nan
+    ready = marks["workers_ready"] - start if "workers_ready" in marks else math.nan
+    return {"seconds": end - start, "peak_mb": usage.ru_maxrss / 1024, "split": split, "first_part": first,
+            "workers_ready": ready}
+
+
+def _parts(results_dir: str) -> list[str]:
+    import glob
+
+    return glob.glob(os.path.join(results_dir, "*", "parts", "*.parquet"))
+
+
+def print_split(cli: dict) -> None:
+    """The sweep's wall time by phase (PHASES), and when its first results and its workers were ready."""
+    phases = ", ".join(f"{phase} {cli['split'][phase]:.2f}" for phase, _, _ in PHASES)
+    ready = "" if math.isnan(cli["workers_ready"]) else f"; workers ready {cli['workers_ready']:.2f} s after launch"
+    print(f"  split (s): {phases}; first part written {cli['first_part']:.2f} s after launch{ready}")
 
 
 def unreachable_scheduler(connect_timeout: float = 2.0) -> float:
@@ -412,7 +458,8 @@ def print_study(st: dict) -> None:
     """Section 1b's lines from `tuned_study`'s measurements."""
     rounds, runs = st["rounds"], st["trials"] * st["seeds"]
     print(f"\n1b. tuned study: one default study ({st['trials']} trials x {st['seeds']} seeds) of BoostedAdaSSP "
-          f"on SGEMM's fit part {st['shape'][0]}x{st['shape'][1]}, eps 1, 1 BLAS thread; CPU seconds")
+          f"on SGEMM's fit part {st['shape'][0]}x{st['shape'][1]}, eps 1, 1 BLAS thread; CPU seconds; elementwise "
+          f"kernels: {st['kernels']} (DPBENCH_KERNELS=numpy or numba to choose; 1c too)")
     print(f"the study (TPE, asks of {st['asks']} trials, fits and validation scores): {st['study_cpu']:.1f} s "
           f"({st['study_seconds']:.1f} s wall); trials' n_rounds: median {rounds[len(rounds) // 2]}, "
           f"max {rounds[-1]}, sum {sum(rounds)}")
@@ -505,9 +552,10 @@ def main() -> None:
         for i, backend in enumerate(args.backends.split(",")):  # a backend named twice: timed twice
             cli = cli_fig1(os.path.join(tmp, f"cli{i}"), args.n_jobs, backend)
             print(f"python -m dpbench sweep (n_jobs={args.n_jobs}, {backend}, parquet + figure + report): "
-                  f"{cli['seconds']:.1f} s, peak {cli['peak_mb']:.0f} MB (the main process; loky workers are not "
-                  "measured)" + (f"; ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x" if naive else ""),
+                  f"{cli['seconds']:.1f} s, peak {cli['peak_mb']:.0f} MB (the largest of its process and its "
+                  "workers)" + (f"; ratio sweep / naive: {cli['seconds'] / naive['seconds']:.2f}x" if naive else ""),
                   flush=True)
+            print_split(cli)
     if args.only_e2e:
         return
 

@@ -27,8 +27,8 @@ def _grid(*overrides):
 def test_the_shipped_experiments_are_the_files_and_their_smoke_variants():
     """A smoke variant per experiment with a smoke overlay (conf/smoke/): its own, or its base config's."""
     files = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
-    smoke = ["fig1", "fig12", "fig1_fixed", "fig1_split", "fig2", "fig3", "fig4", "fig5", "paper001",
-             "robust_feature", "robust_label", "robust_model"]
+    smoke = ["fig1", "fig12", "fig1_fixed", "fig1_split", "fig2", "fig3", "fig4", "fig5", "leaderboard",
+             "leaderboard_clf", "paper001", "robust_feature", "robust_label", "robust_model"]
     assert experiment_names() == sorted(files + [f"smoke/{n}" for n in smoke])
     assert [config.smoke_overlay(n) for n in ("fig1", "fig4", "fig1_fixed", "robust_model", "paper001", "zoo")] == [
         "paper000", "fig4", "fig1_fixed", "robust", "paper001", None]
@@ -254,3 +254,20 @@ def test_an_import_that_fails_is_a_one_line_config_error(tmp_path, monkeypatch):
         with pytest.raises(ConfigError) as err:
             validate(compose(["experiment=quickstart", f"imports=[{module}]"]))
         assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
+def test_a_packaged_experiment_composes_without_the_registries():
+    """Composing imports no algorithm, dataset or scikit-learn module unless an override names algorithm= or
+    dataset= (config.shorthand_groups): a sweep's workers start meanwhile (runner.prestart).  In a fresh process,
+    where no earlier composition stored the shorthands."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from dpbench import config; cfg = config.compose(['experiment=fig1_fixed']); "
+            "print(sorted(m for m in ('sklearn', 'dpbench.algorithms', 'dpbench.data', 'matplotlib') "
+            "if m in sys.modules)); "
+            "cfg = config.compose(['dataset=openml/cpu_act', 'algorithm=ols']); "
+            "print(cfg.datasets[0], cfg.algorithms[0].name)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout.splitlines()
+    assert out == ["[]", "openml_361072 ols"]

@@ -33,6 +33,7 @@ from dpbench.algorithms.base import (
     clip_values,
     step_size,
 )
+from dpbench.algorithms.kernels import boosting_pass
 from dpbench.algorithms.linear_algebra import inverse_psd
 from dpbench.algorithms.registry import algorithm
 from dpbench.algorithms.shared_data import SharedData, row_blocks
@@ -181,7 +182,8 @@ class RoundSums:
     the sum: no pass), those with C >= hi unclipped, x_i = ||x_i|| u_i (the block's norms, one vector for all
     of them), and only the few with lo < C < hi (a run's C lies in one or two blocks) need a factor per row and
     run.  All elementwise work is done in place on one (runs x rows) buffer, each run a contiguous row (numpy's
-    loops are fast along it): scores, negative gradient, clip.  float32 products are summed over blocks in
+    loops are fast along it): scores, negative gradient, clip (`kernels.boosting_pass`: one compiled pass
+    when numba is installed, else numpy's passes; the same numbers).  float32 products are summed over blocks in
     float64.
     """
 
@@ -213,19 +215,16 @@ class RoundSums:
         d, k = theta.shape
         th = theta[:, self.cols]  # in the runs' order by C; (d x runs): BLAS is twice as fast as with (runs x d)
         plain, scaled = (np.ascontiguousarray(v, self.buffer.dtype) for v in (th, th * self.bounds))
-        inverse_tau = None if self.tau_runs is None else (1.0 / self.tau_runs[:, None]).astype(self.buffer.dtype)
+        inverse_tau = None if self.tau_runs is None else (1.0 / self.tau_runs).astype(self.buffer.dtype)
         on = np.empty_like(plain)  # theta of the block's runs: C theta for clipped and mixed runs, theta for others
         sums, scaled_sums = np.zeros((k, d)), np.zeros((k, d))  # the latter times C at the end
+        gradients = boosting_pass(loss, self.buffer.dtype)
         for rows, a, b, f in self.blocks:
             s = self.buffer[:(rows.stop - rows.start) * k].reshape(k, -1)  # (runs x rows) scores, then gradients
             on[:, :b], on[:, b:] = scaled[:, :b], plain[:, b:]
             np.matmul(self.X[rows], on, out=s.T)
-            self._scale(s, rows, a, b, f)
-            negative_gradient_into(loss, self.y[rows], s)
-            if inverse_tau is not None:
-                s *= inverse_tau
-            np.clip(s, -self.tau, self.tau, out=s)
-            self._scale(s, rows, a, b, f)
+            # row factors, negative gradient, 1 / tau_r, clip, row factors: one pass with numba, else numpy's
+            gradients(s, self.y[rows], a, b, f, None if b == k else self.norms[rows], inverse_tau, self.tau)
             block = s @ self.X[rows]
             scaled_sums[:b] += block[:b]
             sums[b:] += block[b:]
@@ -235,24 +234,6 @@ class RoundSums:
         out = np.empty_like(sums)
         out[self.cols] = sums
         return out
-
-    def _scale(self, s, rows, a, b, f):
-        """The row factors of the block's mixed runs [a:b] and unclipped runs [b:] (the norms)."""
-        if f is not None:
-            s[a:b] *= f
-        if b < len(s):
-            s[b:] *= self.norms[rows]
-
-
-def negative_gradient_into(loss: str, y: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """negative_gradient(loss, y, s) written over s (no temporaries); the same numbers."""
-    if loss == "squared":
-        return np.subtract(y, s, out=s)
-    if loss == "logistic":
-        return np.subtract(y, expit(s, out=s), out=s)
-    if loss == "hinge":  # 1 - y s > 0 exactly when y s < 1
-        return np.multiply(np.less(np.multiply(y, s, out=s), 1.0, out=s), y, out=s)
-    raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
 
 
 class BoostingBatch:

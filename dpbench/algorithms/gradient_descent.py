@@ -18,6 +18,7 @@ from dpbench.algorithms.base import (
     row_norms,
     step_size,
 )
+from dpbench.algorithms.kernels import clip_residuals
 from dpbench.algorithms.registry import algorithm
 from dpbench.algorithms.shared_data import SharedData, row_blocks
 from dpbench.privacy import gaussian_mechanism, gaussian_rounds, split_mu
@@ -33,14 +34,8 @@ def clipped_gradient_sum(X: np.ndarray, y: np.ndarray, theta: np.ndarray, bound,
     once (bound then a number or (R,) array); norms = ||x_i|| (base.row_norms), computed when not given.
     """
     norms = row_norms(X) if norms is None else norms
-    if theta.ndim == 2:
-        y, norms = y[:, None], norms[:, None]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        r = X @ theta
-        r -= y
-        c = np.abs(r)
-        np.minimum(c, bound / norms, out=c)
-        np.copysign(c, r, out=c)
+        c = clip_residuals(X @ theta, y, bound, norms)  # one compiled pass over the (rows x runs) with numba
         out = X.T @ c
     if not np.isfinite(out).all():  # a NaN in c makes its run's sum NaN: only then the pass that zeroes them
         out = X.T @ np.nan_to_num(c, nan=0.0, copy=False)

@@ -21,10 +21,12 @@ copy of it is caught.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 import zlib
 from collections import Counter
+from collections.abc import Callable
 
 import joblib
 import numpy as np
@@ -79,13 +81,17 @@ def _companion(est):
     return clone(est).set_params(**change, random_state=int(est.random_state) + 1)
 
 
-def fit_chunk(template, X, y, canary, method: str, seeds, entry: str = "fit", attributes: bool = False) -> dict:
+def fit_chunk(template, X, y, canary, method: str, seeds, entry: str = "fit", attributes: bool = False,
+              noise_factor: float = 1.0) -> dict:
     """Fit clone(template) with each seed (entry "fit_batch": through fit_batch, beside a companion run); the
     output at the canary (NaN when the fit raised or the output is not finite), the attributes' digests (when
-    `attributes`), failures, GDP-ness."""
+    `attributes`), failures, GDP-ness.  noise_factor != 1: the fits inside `weakened_noise(noise_factor)`, in
+    whichever process runs the chunk."""
+    from dpbench.privacy.mechanisms import weakened_noise
+
     out, digests = np.full(len(seeds), np.nan), []
     errors, gdp, t0 = Counter(), True, time.perf_counter()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), weakened_noise(noise_factor) if noise_factor != 1.0 else contextlib.nullcontext():
         warnings.simplefilter("ignore")  # e.g. TukeyEM warns on every fit with too few rows per model
         for i, seed in enumerate(seeds):
             est = clone(template).set_params(random_state=seed)
@@ -119,7 +125,7 @@ def statistics(outs: list[np.ndarray], digests: list[list[dict]]) -> tuple[list[
     return ["f(canary)"] + keys, mats
 
 
-def _jobs(name, spec, design_name, design, epsilon, delta, runs, seed, chunk, params):
+def _jobs(name, spec, design_name, design, epsilon, delta, runs, seed, chunk, params, noise_factor=1.0):
     """The chunked fit tasks of one (algorithm, design, epsilon): (side, delayed call) pairs."""
     from dpbench import algorithms
 
@@ -131,11 +137,20 @@ def _jobs(name, spec, design_name, design, epsilon, delta, runs, seed, chunk, pa
         seeds = _seeds(seed, f"{name}/{design_name}/{epsilon!r}/{side}", runs)
         for a in range(0, runs, chunk):
             yield side, joblib.delayed(fit_chunk)(template, X, y, design.x_added, method, seeds[a: a + chunk],
-                                                  design.entry, design.attributes)
+                                                  design.entry, design.attributes, noise_factor)
 
 
-def check_request(algorithms_: list[str] | None, epsilons, designs, runs: int, delta: float) -> tuple[list, list]:
-    """Validate the audit's input; ValueError naming the problem.  Returns (algorithms, designs)."""
+def check_runs(runs: int) -> int:
+    """`runs` (fits a side), or ValueError: half select the test, half bound epsilon, so at least 10."""
+    if runs < 10:
+        raise ValueError(f"runs must be >= 10 fits per side (half select the test, half bound epsilon), got {runs}")
+    return runs
+
+
+def check_request(algorithms_: list[str] | None, epsilons, designs, runs: int | Callable[[str, str], int],
+                  delta: float) -> tuple[list, list]:
+    """Validate the audit's input; ValueError naming the problem.  Returns (algorithms, designs).  `runs` a
+    function (algorithm, design) -> runs: each value is checked as the audit asks for it."""
     from dpbench import algorithms
 
     private = [n for n in algorithms.available() if algorithms.get_spec(n).private
@@ -149,8 +164,8 @@ def check_request(algorithms_: list[str] | None, epsilons, designs, runs: int, d
         raise ValueError(f"epsilons must be finite numbers > 0, got {list(epsilons)}")
     if not (0 < delta < 1):
         raise ValueError(f"delta must lie in (0, 1), got {delta}")
-    if runs < 10:
-        raise ValueError(f"runs must be >= 10 fits per side (half select the test, half bound epsilon), got {runs}")
+    if not callable(runs):
+        check_runs(runs)
     designs = list(DESIGNS) if not designs else list(designs)
     unknown = [d for d in designs if d not in DESIGNS]
     if unknown:
@@ -158,16 +173,20 @@ def check_request(algorithms_: list[str] | None, epsilons, designs, runs: int, d
     return names, designs
 
 
-def run_audit(algorithms: list[str] | None = None, epsilons=(1.0,), designs=None, runs: int = 500,
+def run_audit(algorithms: list[str] | None = None, epsilons=(1.0,), designs=None,
+              runs: int | Callable[[str, str], int] = 500,
               delta: float = DEFAULT_DELTA, n_jobs: int | None = 2, seed: int = 0, chunk: int = 100,
-              params: dict | None = None, progress=None) -> pd.DataFrame:
+              params: dict | None = None, progress=None, noise_factor: float = 1.0) -> pd.DataFrame:
     """The audit table: one row per (algorithm, design, epsilon).  See the module docstring.
 
-    algorithms None: every private algorithm; designs None: all of DESIGNS; runs: fits per side;
+    algorithms None: every private algorithm; designs None: all of DESIGNS; runs: fits per side, or a function
+    (algorithm, design) -> fits per side (each row's `runs` says its own);
     params: extra hyperparameters per algorithm name (over its `params` audit setting, under the design's).
     Fits run through joblib in chunks of `chunk` seeds under the active `joblib.parallel_config`
     (so the runner's backend, e.g. dask, applies); n_jobs None takes n_jobs from that config too.
-    `progress(done, total, seconds)` is called as chunks finish (the CLI prints a line).
+    `progress(done, total, seconds)` is called as chunks finish (the CLI prints a line).  noise_factor: every
+    noise scale of the fits x noise_factor, the ledger unchanged (`mechanisms.weakened_noise`, entered in the
+    workers too): a deliberately weakened copy, for showing the audit's power (`power_check`).
     """
     from dpbench import algorithms as algs
     from dpbench.privacy import mu_from_epsilon_delta
@@ -181,8 +200,10 @@ def run_audit(algorithms: list[str] | None = None, epsilons=(1.0,), designs=None
             design = DESIGNS[dname](spec)
             if design is None:
                 continue
+            n_runs = check_runs(runs(name, dname)) if callable(runs) else runs
             for eps in epsilons:
-                for side, task in _jobs(name, spec, dname, design, float(eps), delta, runs, seed, chunk, params):
+                for side, task in _jobs(name, spec, dname, design, float(eps), delta, n_runs, seed, chunk, params,
+                                        noise_factor):
                     keys.append((name, dname, float(eps), side))
                     tasks.append(task)
     results, start = [], time.perf_counter()
@@ -226,15 +247,14 @@ POWER_FACTOR = 0.1  # the weakened copy: every noise scale x 0.1
 POWER_RUNS = 300
 
 
-def power_check(name: str, epsilon: float = 1.0, factor: float = POWER_FACTOR, seed: int = 0) -> dict:
+def power_check(name: str, epsilon: float = 1.0, factor: float = POWER_FACTOR, seed: int = 0,
+                n_jobs: int | None = 1) -> dict:
     """Audit a deliberately weakened copy of algorithm `name` (noise scales x `factor`, ledger unchanged) on its
     `power` design; the audit must flag it (verdict 'violation').  The audit's row.
 
-    Runs in this process (the weakening does not reach joblib workers), so keep the design cheap.
+    One chunk a side (n_jobs 2: the two sides at once), so keep the design cheap.
     """
-    from dpbench.privacy.mechanisms import weakened_noise
-
     runs = audit_settings(name).power.get("runs", POWER_RUNS)
-    with weakened_noise(factor):
-        table = run_audit([name], epsilons=(epsilon,), designs=["power"], runs=runs, n_jobs=1, seed=seed, chunk=runs)
+    table = run_audit([name], epsilons=(epsilon,), designs=["power"], runs=runs, n_jobs=n_jobs, seed=seed, chunk=runs,
+                      noise_factor=factor)
     return table.iloc[0].to_dict()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from importlib import import_module
 
-from dpbench.cli import sweep
+from dpbench.cli import sweep, timing
 
 USAGE = """python -m dpbench <command> [args]   (`python -m dpbench <command> --help` for a command's options)
 
@@ -31,13 +31,50 @@ commands:
                               committed full-scale results); --check: exit 1 if they differ
   algorithms [NAME]           the registered algorithms: task, privacy, parameters (defaults, constraints),
                               tuning ranges, what each implements
+  leaderboard [--algorithm NAME] [--imports MOD]
+                              the private leaderboard: every algorithm end-to-end private (fixed, privately
+                              selected) beside the papers' non-private tuning; ranks, tests, figures; a NAME of
+                              yours joins the reference board
   check   MODULE[:NAME]       every generic check on the algorithms your module registers (sklearn, ledger,
                               degenerate inputs, per-release sensitivity, fast audit): a table, exit 1 on a failure
   --version, -V               dpbench's version
   help [COMMAND]              this text, or a command's options
 """
 HYDRA_COMMANDS = tuple(sweep.TASKS)  # composed by Hydra from dpbench/conf (and ./conf)
-COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "readme", "algorithms", "check", "--version")
+COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "readme", "algorithms", "check", "leaderboard",
+            "--version")
+
+
+def run() -> None:
+    """`python -m dpbench` and the `dpbench` console script: main(), then `quick_exit` with its code."""
+    quick_exit(main())
+
+
+def quick_exit(code: int | None) -> None:
+    """End the process once its command is done, skipping what only costs time (~1 s after a sweep on 2 cores):
+    the joblib (loky) workers are idle, every task having returned, so every part is written: they are killed
+    instead of each being sent a sentinel and joined while it tears its interpreter down; then the atexit
+    handlers run (logging, joblib's temporary folders), the standard streams are flushed and the process exits
+    (os._exit) without its own interpreter teardown (freeing every module's objects).  An ordinary exit when a
+    thread other than the main one and the daemons still runs (its work would be lost)."""
+    import atexit
+    import os
+    import threading
+
+    loky = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(loky, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True, kill_workers=True)
+    code = 0 if code is None else code
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`) or stream
+            pass
+    os._exit(code)
 
 
 def _terminated(signum, frame):
@@ -47,12 +84,23 @@ def _terminated(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     """Exit codes: 0 done, 1 an audit violation or a failed check, 2 a usage or config error (one line on stderr),
-    130 interrupted (Ctrl-C or SIGTERM)."""
-    import signal
-    import threading
+    130 interrupted (Ctrl-C or SIGTERM).  DPBENCH_TIMINGS=<file>: the phases' times written there (cli.timing)."""
     import time
 
     sweep.command_started = time.perf_counter()
+    timing.reset()
+    timing.mark("main")
+    try:
+        return _main(argv)
+    finally:
+        timing.mark("done")
+        timing.write()
+
+
+def _main(argv: list[str] | None) -> int:
+    import signal
+    import threading
+
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminated)
     argv = list(sys.argv[1:] if argv is None else argv)

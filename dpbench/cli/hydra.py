@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
+from dpbench.cli import timing
 from dpbench.cli.parsing import OneLineParser
 from dpbench.cli.sweep import TASKS
 
@@ -44,7 +45,9 @@ def run(command: str, args: list[str]) -> int:
     config.check_user_configs()
     options = [a for a in args if a not in flags.overrides]  # Hydra's flags (its parser wants the overrides together)
     if not options:
-        TASKS[command](validate(compose(overrides)), dry_run)
+        cfg = compose(overrides)
+        timing.mark("composed")
+        _run_task(command, cfg, dry_run)
         return 0
     config.store()
     if flags.multirun:  # every job's config, before the first job writes anything
@@ -82,6 +85,29 @@ def run(command: str, args: list[str]) -> int:
         else:
             os.environ["HYDRA_FULL_ERROR"] = saved[1]
     return 0
+
+
+def _run_task(command: str, cfg, dry_run: bool) -> None:
+    """Validate the composed config and run the command on it.  A sweep's worker processes start first
+    (runner.prestart): their imports then overlap the validation's, which import the algorithms, the datasets,
+    scikit-learn and matplotlib, and the runner's set-up."""
+    from dpbench.config import validate
+
+    prestart = None
+    if command == "sweep" and not dry_run:
+        from dpbench.runner import prestart as _prestart
+
+        prestart = _prestart.start(cfg.runner)
+    ok = False
+    try:
+        cfg = validate(cfg)
+        timing.mark("validated")
+        TASKS[command](cfg, dry_run)
+        ok = True
+    finally:
+        ready = prestart.finish(ok) if prestart else None
+        if ready is not None:
+            timing.mark("workers_ready", ready)
 
 
 def help_text(command: str) -> str:

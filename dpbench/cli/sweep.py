@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from dpbench.cli import timing
+
 command_started = time.perf_counter()  # dpbench.cli.main resets it: a dry run's estimate scales with its start-up
 
 
@@ -73,13 +75,17 @@ def cmd_sweep(cfg: dict, dry_run: bool = False) -> int:
     finally:
         _save_grid(exp, out)
     log_sweep(out, time.perf_counter() - start, summary["ran"])
+    timing.mark("swept")
     grid = _grid_results(cfg)  # read once for the warnings, the figure and the summary
+    timing.mark("results")
     print(f"{cfg['name']}: {len(grid)} runs in the grid: {_outcomes(grid)}; this sweep tried {summary['ran']} "
           f"({summary['retried']} of them retries), {summary['skipped']} were already finished; results in {out}")
     if len(grid) and _missing_data(grid) == len(grid):
         raise ValueError(f"none of the {len(grid)} runs could run: their data are missing (warnings above)")
     _plot(cfg, grid)
+    timing.mark("figure")
     _report(cfg, grid)
+    timing.mark("summary")
     return 0
 
 
@@ -96,11 +102,11 @@ def _save_grid(exp: dict, out: Path) -> None:
 
 def _dry_run(exp: dict, out: Path, data_dir: str | None, runner: dict, studies_dir: Path) -> int:
     """What a sweep would do, reading only finished results and studies (nothing is written): runs, fits, tuning
-    studies and their trials still to run, and its time (runner.calibrate: calibration fits of each setting on
-    the grid's smallest available dataset, a cost model, the runner's schedule)."""
+    studies and their trials still to run, and its time (runner.estimate: calibration fits of each setting on
+    one dataset of the grid, a cost model, the runner's schedule)."""
     from dpbench import algorithms, results, tuning
-    from dpbench.runner.calibrate import loads_here, trials_left
-    from dpbench.runner.grid import expand, group_units
+    from dpbench.runner.cost_model import loads_here, trials_left
+    from dpbench.runner.grid import chunk_units, expand, group_units
     from dpbench.tuning.study import study_key
 
     runs = expand(exp)
@@ -120,12 +126,12 @@ def _dry_run(exp: dict, out: Path, data_dir: str | None, runner: dict, studies_d
              "(finished trials are reused; none on missing data); " if studies else "")
           + f"results dir {out}; dry run: nothing fitted")
     if todo:
-        from dpbench.runner.calibrate import estimate
+        from dpbench.runner.estimate import estimate
         from dpbench.runner.sweep import settings
 
-        found = estimate(todo, settings(runner), data_dir, startup=time.perf_counter() - command_started,
-                         studies_dir=studies_dir)
-        print(found.describe() if found else "time estimate: no dataset of the grid loads here")
+        runner = settings(runner)
+        print(estimate(todo, chunk_units(group_units(todo), runner.chunk_runs), runner, data_dir, studies_dir,
+                       startup=time.perf_counter() - command_started).describe())
     return 0
 
 

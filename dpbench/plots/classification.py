@@ -60,8 +60,7 @@ def _legend(fig, axes) -> None:
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, h)
     handles = dict(sorted(handles.items(), key=lambda kv: (len(kv[0]), kv[0])))
-    fig.legend(list(handles.values()), list(handles), loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=8,
-               frameon=False)
+    common.outside_legend(fig, "right", list(handles.values()), list(handles), fontsize=8, frameon=False)
 
 
 def _dataset_mean(g: pd.DataFrame, metric: str, keys: list[str], datasets: list[str]) -> pd.Series:
@@ -85,7 +84,7 @@ def clf_vs_epsilon(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n
     ok = ok[ok["param_n_rounds"] == n_rounds] if "param_n_rounds" in ok else ok.iloc[:0]
     ok = ok[ok["algorithm"].isin(ROUNDS_METHODS)]
     datasets = sorted(ok["dataset"].unique())
-    fig, axes = common.panels(len(datasets) + 1, sharex=True, sharey=True)
+    fig, axes = common.panels(len(datasets) + 1, sharex=True, sharey=True, layout="constrained")
     colors = _colors(ok)
     for ax, name in zip(axes, ["average"] + datasets, strict=True):
         for method, g in ok.groupby("method"):
@@ -101,7 +100,6 @@ def clf_vs_epsilon(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n
     seeds = f"mean over {ok['seed'].nunique()} seeds" if len(ok) else "not run"
     fig.suptitle(f"{title}  {common.metric_label(metric)} vs epsilon, {n_rounds} rounds ({seeds})".strip(),
                  fontsize=10)
-    fig.tight_layout()
     return fig
 
 
@@ -111,7 +109,7 @@ def clf_vs_rounds(df: pd.DataFrame, title: str = "", metric: str = "test_f1",
     ok = _ok(df)
     ok = ok[ok["algorithm"].isin(ROUNDS_METHODS)]
     datasets = sorted(ok["dataset"].unique())
-    fig, axes = common.panels(len(epsilons), ncols=len(epsilons), sharex=True, sharey=True)
+    fig, axes = common.panels(len(epsilons), ncols=len(epsilons), sharex=True, sharey=True, layout="constrained")
     colors = _colors(ok)
     for ax, eps in zip(axes, epsilons, strict=True):
         sub = ok[np.isclose(ok["epsilon"], eps)]
@@ -125,7 +123,6 @@ def clf_vs_rounds(df: pd.DataFrame, title: str = "", metric: str = "test_f1",
     _legend(fig, axes)
     fig.suptitle(f"{title}  {common.metric_label(metric)} vs rounds (mean over {', '.join(datasets)})".strip(),
                  fontsize=10)
-    fig.tight_layout()
     return fig
 
 
@@ -144,7 +141,7 @@ def boosting_ratio(df: pd.DataFrame, loss: str = "squared", metric: str = "test_
 def boosting_effect(df: pd.DataFrame, title: str = "", loss: str = "squared", metric: str = "test_f1"):
     ratio = boosting_ratio(df, loss, metric)
     datasets = sorted(ratio["dataset"].unique()) if len(ratio) else []
-    fig, axes = common.panels(max(len(datasets), 1), sharex=True)
+    fig, axes = common.panels(max(len(datasets), 1), sharex=True, layout="constrained")
     for ax, name in zip(axes, datasets, strict=False):
         for r, g in ratio[ratio["dataset"] == name].groupby("rounds"):
             ax.plot(g["epsilon"], g["ratio"], marker="o", ms=4, lw=1.5, label=f"{r} rounds / 1 round")
@@ -158,7 +155,6 @@ def boosting_effect(df: pd.DataFrame, title: str = "", loss: str = "squared", me
     _legend(fig, axes)
     fig.suptitle(f"{title}  effect of boosting, BoostedAdaSSP ({loss} loss); no point where the mean F1 after "
                  "1 round is 0".strip(), fontsize=10)
-    fig.tight_layout()
     return fig
 
 
@@ -166,7 +162,7 @@ def boosting_effect(df: pd.DataFrame, title: str = "", loss: str = "squared", me
 def dpebm_leaves(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n_rounds: int = 100):
     runs = df[(df["algorithm"] == "dp_ebm_clf") & (df.get("param_n_rounds") == n_rounds)]
     datasets = sorted(runs["dataset"].unique())
-    fig, axes = common.panels(max(len(datasets), 1), sharex=True, sharey=True)
+    fig, axes = common.panels(max(len(datasets), 1), sharex=True, sharey=True, layout="constrained")
     for ax, name in zip(axes, datasets, strict=False):
         sub = runs[runs["dataset"] == name]
         for leaves, g in sub.groupby("param_max_leaves"):
@@ -181,7 +177,6 @@ def dpebm_leaves(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n_r
         common.not_run(axes[0], f"no DP-EBM runs at {n_rounds} rounds")
     _legend(fig, axes)
     fig.suptitle(f"{title}  DP-EBM by max leaves, {n_rounds} rounds (x at 0: every run failed)".strip(), fontsize=10)
-    fig.tight_layout()
     return fig
 
 
@@ -190,7 +185,7 @@ def nonprivate_rounds(df: pd.DataFrame, title: str = "", metric: str = "test_f1"
     ok = _ok(df)
     ok = ok[ok["algorithm"] == "boosted_linear_clf"]
     datasets = sorted(ok["dataset"].unique())
-    fig, axes = common.panels(max(len(datasets), 1), sharex=True)
+    fig, axes = common.panels(max(len(datasets), 1), sharex=True, layout="constrained")
     colors = _colors(ok)
     for ax, name in zip(axes, datasets, strict=False):
         for method, g in ok[ok["dataset"] == name].groupby("method"):
@@ -200,5 +195,4 @@ def nonprivate_rounds(df: pd.DataFrame, title: str = "", metric: str = "test_f1"
         common.not_run(axes[0], "no non-private boosted linear runs")
     _legend(fig, axes)
     fig.suptitle(f"{title}  non-private boosted linear models, test set".strip(), fontsize=10)
-    fig.tight_layout()
     return fig

@@ -162,11 +162,14 @@ def not_run(ax, what: str = "") -> None:
             va="center", fontsize=10, color="0.35")
 
 
-def panels(n: int, ncols: int = 3, width: float = 4.6, height: float = 3.8, **share):
-    """A grid of n panels (spare ones hidden)."""
+def panels(n: int, ncols: int = 3, width: float = 4.6, height: float = 3.8, layout: str | None = None, **share):
+    """A grid of n panels (spare ones hidden).  layout="constrained": matplotlib's constrained layout places the
+    panels, titles and `outside_legend`s when the figure is drawn, inside the figure, so that `save` writes it
+    without the tight-bounding-box pass (a second layout of every text); the kind then calls no tight_layout."""
     ncols = min(ncols, n)
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, **share)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, layout=layout,
+                             **share)
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     for ax in axes.flat[:n]:  # shared axes hide inner tick labels, also above a hidden spare panel: show them
@@ -174,17 +177,48 @@ def panels(n: int, ncols: int = 3, width: float = 4.6, height: float = 3.8, **sh
     return fig, list(axes.flat[:n])
 
 
+LEGEND_GAP = 0.1  # inches between an outside legend and the panels
+
+
+def outside_legend(fig, side: str, *args, **kw):
+    """A legend right of the panels, its top at the top panels' ('right'), or centred below them ('below'), in a
+    constrained-layout figure (`panels(layout="constrained")`), which makes room for it; the figure grows by the
+    legend's size, so that the panels keep theirs, as they did when the saved figure was cropped to a tight
+    bounding box around a legend beyond its edge.  `args`, `kw`: those of fig.legend.  (The right one belongs to
+    the top right panel: constrained layout then widens that column's margin, not the figure's top, which the
+    title spans.)"""
+    if side == "right":
+        top = [ax for ax in fig.axes if ax.get_visible() and ax.get_subplotspec().rowspan.start == 0]
+        ax = max(top, key=lambda a: a.get_subplotspec().colspan.stop)
+        legend = ax.legend(*args, loc="upper left", bbox_to_anchor=(1.0, 1.0), **kw)
+    else:
+        legend = fig.legend(*args, loc="outside lower center", **kw)
+    box = legend.get_window_extent(fig.canvas.get_renderer())  # its texts only: in pixels at the figure's dpi
+    width, height = fig.get_size_inches()
+    if side == "right":
+        fig.set_size_inches(width + box.width / fig.dpi + LEGEND_GAP, height)
+    else:
+        fig.set_size_inches(width, height + box.height / fig.dpi + LEGEND_GAP)
+    return legend
+
+
 FORMATS = ("png", "pdf")  # what a figure can be saved as (plot.formats); the analyses' paper figures: both
+DPI = 130  # the PNG's
 
 
 def save(fig, out_path: str | Path, formats=("png",)) -> Path:
     """Write the figure (the whole of it: legends outside the axes included) to out_path and, beside it, in each
-    other of `formats` (a sweep asks for a PDF only with plot.formats: it is time after every sweep); free it."""
+    other of `formats` (a sweep asks for a PDF only with plot.formats: it is time after every sweep); free it.
+    A constrained-layout figure (`panels(layout="constrained")`) holds everything inside it and is written as it
+    is; any other is cropped to the tight bounding box of what it draws (a second layout pass of its texts)."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_path, dpi=130, bbox_inches="tight")
+    crop = {} if isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine) else {"bbox_inches": "tight"}
+    fig.savefig(out_path, dpi=DPI, **crop)
     for fmt in dict.fromkeys(formats):
         if f".{fmt}" != out_path.suffix.lower():
-            fig.savefig(out_path.with_suffix(f".{fmt}"), bbox_inches="tight")
+            fig.savefig(out_path.with_suffix(f".{fmt}"), **crop)
     plt.close(fig)
     return out_path

@@ -33,7 +33,8 @@ def dots(df: pd.DataFrame, title: str = "", metric: str | None = None):
     metrics = [metric or common.default_metric(rows) for _, _, rows in panels]
     share_x = len(set(metrics)) == 1 and common.scale_free(metrics[0])
     rows_max = max(rows["algorithm"].nunique() for _, _, rows in panels)
-    fig, axes = common.panels(len(panels), ncols=2, width=5.6, height=0.42 * rows_max + 1.4, sharex=share_x)
+    fig, axes = common.panels(len(panels), ncols=2, width=5.6, height=0.42 * rows_max + 1.4, layout="constrained",
+                              sharex=share_x)
     colors = common.algorithm_colors(ok["algorithm"].unique())
     for ax, (name, e, rows), m in zip(axes, panels, metrics, strict=True):
         stats = rows.groupby("algorithm").agg(mean=(m, "mean"), lo=(m, "min"), hi=(m, "max"),
@@ -74,8 +75,6 @@ def dots(df: pd.DataFrame, title: str = "", metric: str | None = None):
     ]
     if ok["failed"].any():
         handles.append(common.failed_legend(ok))
-    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncols=min(len(handles), 3),
-               fontsize=8, frameon=False)
+    common.outside_legend(fig, "below", handles=handles, ncols=min(len(handles), 3), fontsize=8, frameon=False)
     fig.suptitle(f"{title}  ({ok['seed'].nunique()} seeds)".strip(), fontsize=10)
-    fig.tight_layout()
     return fig

@@ -22,7 +22,7 @@ def privacy_curve(df: pd.DataFrame, title: str = "", metric: str | None = None):
     datasets = sorted(ok["dataset"].unique())
     metrics = {name: metric or common.default_metric(ok[ok["dataset"] == name]) for name in datasets}
     share_y = len(set(metrics.values())) == 1 and common.scale_free(next(iter(metrics.values())))
-    fig, axes = common.panels(len(datasets), sharex=True, sharey=share_y)
+    fig, axes = common.panels(len(datasets), layout="constrained", sharex=True, sharey=share_y)
     colors = common.algorithm_colors(ok["algorithm"].unique())
     eps = sorted(ok["epsilon"].dropna().unique())
     for ax, name in zip(axes, datasets, strict=True):
@@ -62,10 +62,9 @@ def privacy_curve(df: pd.DataFrame, title: str = "", metric: str | None = None):
             handles.setdefault(label, h)
     extra = [Patch(color="grey", alpha=0.25, label="band: mean +/- std over seeds")]
     extra += [common.failed_legend(ok)] if ok["failed"].any() else []
-    fig.legend(list(handles.values()) + extra, list(handles) + [h.get_label() for h in extra],
-               loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=8, frameon=False)
+    common.outside_legend(fig, "right", list(handles.values()) + extra, list(handles) + [h.get_label() for h in extra],
+                          fontsize=8, frameon=False)
     n_seeds = ok["seed"].nunique()
     fig.suptitle(f"{title}  (line: mean over {n_seeds} seeds, band: +/- std; dots: each seed)".strip(), fontsize=10)
-    fig.tight_layout()
     return fig
 

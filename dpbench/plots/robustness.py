@@ -135,8 +135,8 @@ def sample_curve(df: pd.DataFrame, title: str = "", metric: str | None = None, o
     fractions = sorted(ok["fraction"].unique())
     cmap = common.plt.get_cmap("viridis")
     colours = {p: cmap(0.9 * i / max(1, len(fractions) - 1)) for i, p in enumerate(fractions)}
-    fig, axes = common.panels(len(rows) * len(eps), ncols=len(eps), width=5.0, height=3.9, sharex=True,
-                              sharey=True)
+    fig, axes = common.panels(len(rows) * len(eps), ncols=len(eps), width=5.0, height=3.9, layout="constrained",
+                              sharex=True, sharey=True)
     cells = cell_means(ok, metric)
     n_all = sorted(ok["n_train"].unique())
     markers = dict(zip([v for _, v in rows], "s^DvP*", strict=False))
@@ -178,13 +178,12 @@ def sample_curve(df: pd.DataFrame, title: str = "", metric: str | None = None, o
     failed = common.failed_legend(ok)
     if failed is not None:
         handles.append(failed)
-    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=8, frameon=False)
+    common.outside_legend(fig, "right", handles=handles, fontsize=8, frameon=False)
     outliers = ", ".join(sorted(ok["outlier"].unique()))
     trials = ok.groupby(["variant", "epsilon", "fraction", "n_train"])["seed"].nunique()
     n = f"{trials.min()}" + ("" if trials.min() == trials.max() else f"-{trials.max()}")
     fig.suptitle(f"{title}  ({outliers} corruption; line: mean over {n} trials, band: interquartile range; "
                  f"clean test set)".strip(), fontsize=10)
-    fig.tight_layout()
     return fig
 
 

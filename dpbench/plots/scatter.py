@@ -162,7 +162,7 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str = "", metric: str = "te
     eps = sorted({e for p in by_setting.values() for e in p.index.get_level_values("epsilon")})
     cells = [(s, e) for s in by_setting for e in eps]
     fig, axes = common.panels(len(cells), ncols=len(eps) if len(by_setting) > 1 else 3, width=4.3, height=4.3,
-                              sharex=True, sharey=True)
+                              layout="constrained", sharex=True, sharey=True)
     values = np.concatenate([np.r_[p[x].to_numpy(), p[y].to_numpy()] for p in by_setting.values()])
     log = metric.endswith("mse") and (values > 0).all()
     lo, hi = common.log_limits(values, 3.0) if log else common.lin_limits(values, 0.1)
@@ -207,7 +207,7 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str = "", metric: str = "te
     if n_failed:
         legend = common.failed_legend(ok)
         legend.set_label(f"{n_failed} points with a {legend.get_label()}")
-        fig.legend(handles=[legend], loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8, frameon=False)
+        common.outside_legend(fig, "below", handles=[legend], fontsize=8, frameon=False)
     shown = {d for p in by_setting.values() for d in p.index.get_level_values("dataset")}
     n_seeds, absent = ok["seed"].nunique(), df["dataset"].nunique() - len(shown)
     note = f"; {absent} datasets without results of both" if absent else ""
@@ -217,7 +217,6 @@ def scatter(df: pd.DataFrame, x: str, y: str, title: str = "", metric: str = "te
               "\ncounts include the crosses (a fallback counts with its error)" if n_failed else "")
     fig.suptitle(f"{title}\nmean over {n_seeds} seeds; below the diagonal: {yl} better; named: the largest gaps"
                  f"{size}{note}{counts}".strip(), fontsize=10)
-    fig.tight_layout()
     return fig
 
 

@@ -25,7 +25,8 @@ _WEAKENING = [1.0]  # multiplies every noise scale drawn; 1 except inside `weake
 def weakened_noise(factor: float):
     """Within the block every noise draw of this module (and `histogram.py`, dp_ebm's interpret noise) has its
     scale multiplied by `factor`: a deliberately broken copy of every algorithm, for showing that the audit
-    catches it.  The ledger still records the correct scale.  In-process only (joblib workers do not see it).
+    catches it.  The ledger still records the correct scale.  In-process only (joblib workers do not see it;
+    `audit.run_audit(noise_factor=...)` enters it in each of its fit chunks, wherever they run).
     """
     _WEAKENING.append(float(factor))
     try:

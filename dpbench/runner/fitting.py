@@ -9,6 +9,7 @@ from dpbench import algorithms, tuning
 from dpbench.algorithms.base import released_zero_model
 from dpbench.runner.grid import RunSpec, canonical_json
 from dpbench.runner.scoring import evaluate, evaluate_many
+from dpbench.tuning.spaces import bounded_space
 
 
 def make_estimator(run: RunSpec, data):
@@ -25,7 +26,9 @@ def make_estimator(run: RunSpec, data):
         base = {k: v for k, v in params.items() if k != "classes"}  # the label set is the selection's own
         spec, params = algorithms.get_spec(selector), {
             "algorithm": run.algorithm, "base_params": base, "n_candidates": run.tuning["n_candidates"],
-            "validation_fraction": run.tuning["validation_fraction"], "space": tuning.search_space(spec, run.tuning),
+            "validation_fraction": run.tuning["validation_fraction"],
+            # DP-EBM's rounds capped by the (public) number of features, as its studies' (tuning.spaces)
+            "space": bounded_space(spec.name, tuning.search_space(spec, run.tuning), data.X_train.shape[1]),
             **({"classes": params["classes"]} if "classes" in params else {})}
     if spec.private:
         params.update(epsilon=run.epsilon, delta=run.delta)

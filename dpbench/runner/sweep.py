@@ -1,11 +1,9 @@
 """Execute a sweep with joblib: one task per chunk of a unit's runs, parts written as runs finish.
 
 Chunks (runner.chunk_runs) keep workers balanced and the progress bar moving; a chunk loads its unit's data,
-cached per process (runner.workers).  Tuned runs' studies run first, one task per study.  The unit with the
-longest estimate goes first (a long unit handed out last would finish alone): by the size measure
-(runner.calibrate.size, from the config alone), or, with progress on and a grid large enough to pay for a few
-seconds of calibration fits (runner.calibrate.worth_calibrating), by calibrated seconds, and then a task
-estimated over LONG_SECONDS says so when it starts.  The sweep holds the results directory's lock
+cached per process (runner.workers).  Tuned runs' studies run first, one task per study.  The sweep asks for
+one estimate up front (runner.estimate): its tasks in order, the longest unit first, with the work the progress
+bars count and the lines that announce long tasks.  The sweep holds the results directory's lock
 (runner.lock).  A re-run skips finished runs and redoes harness failures (results.RETRIED_STATUSES).
 """
 
@@ -14,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -22,52 +20,41 @@ import joblib
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from dpbench import algorithms, results, tuning
+from dpbench import results
 from dpbench.config import RunnerConfig
 from dpbench.data import EmptyDataError, get_spec, load_dataset
 from dpbench.extend import load_imports
-from dpbench.runner import backends, calibrate, lock, workers
+from dpbench.runner import backends, lock, workers
+from dpbench.runner.estimate import Estimate, estimate
 from dpbench.runner.grid import RunSpec, Unit, canonical_json, chunk_units, expand, group_units, stable_hash
 from dpbench.runner.provenance import Provenance, git_state
 from dpbench.runner.workers import TaskContext, run_chunk, run_study_task
 from dpbench.tuning.study import finished_trials, study_key
 
 
-def _tune(chunks: list[Unit], ctx: TaskContext, progress: bool, estimate: Callable, seconds: bool,
-          workers: int = 1) -> list[Unit]:
-    """Run the study of every tuned run first (one joblib task per study, in parallel), then hand each tuned
-    run its chosen setting.  Studies already finished are read back from their journals.  The longest unit's
-    studies go first (`estimate`, `seconds`: `_estimates`'; a study is announced only when they are seconds)."""
-    studies: dict[str, RunSpec] = {}
-    for chunk in chunks:
-        for r in chunk.runs:
-            if r.tuning_mode == "tuned":
-                studies.setdefault(study_key(r), r)
-    if not studies:
-        return chunks
-    keys = sorted(studies, key=lambda k: studies[k].unit_key)  # a worker's consecutive studies share its data
-    trials = {k: tuning.study_trials(algorithms.get_spec(studies[k].algorithm), studies[k].tuning) for k in keys}
-    finished = {k: min(trials[k], finished_trials(ctx.studies_dir, studies[k])) for k in keys}  # reused when resumed
-    estimates = {k: estimate(studies[k], 1 - finished[k] / trials[k] if trials[k] else 0.0) for k in keys}
-    keys = calibrate.longest_first(keys, lambda k: studies[k].unit_key, estimates.get)
-    tasks = (joblib.delayed(run_study_task)(studies[k], ctx, _announcement(ctx, calibrate.study_label(studies[k]),
-                                                                             estimates[k] if seconds else None))
-             for k in keys)
-    work = {k: estimates[k] / (1 - finished[k] / trials[k]) if seconds and finished[k] < trials[k] else trials[k]
-            for k in keys}  # a study's whole work: seconds from its estimate of what is left, or trials
-    bar = WorkBar(sum(work.values()), f"{ctx.prov.experiment}: tuning", progress, workers if seconds else 0)
-    with bar, _trials_progress(bar, studies, trials, ctx.studies_dir, work) as done:
+def _tune(plan: Estimate, ctx: TaskContext, progress: bool) -> list[Unit]:
+    """Run the study of every tuned run first (one joblib task per study, in parallel, in the estimate's order),
+    then hand each tuned run of the estimate's chunks its chosen setting.  Studies already finished are read back
+    from their journals."""
+    if not plan.studies:
+        return plan.chunks
+    tasks = (joblib.delayed(run_study_task)(r, ctx, plan.note(ctx.prov.experiment, r, plan.study_estimates[k]))
+             for k, r in plan.studies.items())
+    work = plan.study_work()
+    bar = WorkBar(sum(work.values()), f"{ctx.prov.experiment}: tuning", progress, plan.eta_workers)
+    with bar, _trials_progress(bar, plan.studies, plan.trials, ctx.studies_dir, work) as done:
         chosen = {}
-        for k, res in zip(keys, joblib.Parallel(return_as="generator", batch_size=1)(tasks), strict=True):
+        for k, res in zip(plan.studies, joblib.Parallel(return_as="generator", batch_size=1)(tasks), strict=True):
             chosen[k] = res
             done.add(k)
+
     def tuned(r: RunSpec) -> RunSpec:
         res = chosen.get(study_key(r)) if r.tuning_mode == "tuned" else None
         if res is None:
             return r
         return replace(r, tuned={"params": res.params, "validation_score": res.validation_score,
                                  "trials": res.trials, "error": res.error})
-    return [replace(c, runs=[tuned(r) for r in c.runs]) for c in chunks]
+    return [replace(c, runs=[tuned(r) for r in c.runs]) for c in plan.chunks]
 
 
 @contextlib.contextmanager
@@ -131,32 +118,6 @@ class WorkBar(tqdm):
         eta = pace if calibrated is None else calibrated if pace is None else (1 - share) * calibrated + share * pace
         self.text = f"{counts} [{self.format_interval(elapsed)}<{'?' if eta is None else self.format_interval(eta)}]"
         self.refresh()
-
-
-def _announcement(ctx: TaskContext, label: str, seconds: float | None) -> str | None:
-    return calibrate.announcement(ctx.prov.experiment, label, seconds) if seconds is not None else None
-
-
-def _estimates(todo: list[RunSpec], data_dir: str | None, runner: RunnerConfig) -> tuple[Callable, bool]:
-    """(estimate(chunk, or a study's run and the share of its trials left), whether its estimates are seconds):
-    its wall seconds in a worker from calibrated costs when calibrate.worth_calibrating (and something loads here,
-    and calibrating works), else the size measure (calibrate.size; 0 for a task whose data is missing here: it
-    only records missing_data)."""
-
-    def size(task: Unit | RunSpec, left: float = 1.0) -> float:
-        return left * calibrate.size(task) if calibrate.loads_here(task, data_dir) else 0.0
-
-    if not calibrate.worth_calibrating(todo, runner):
-        return size, False
-    try:
-        costs = calibrate.calibrate(todo, data_dir, runner.blas_threads)
-    except Exception:  # noqa: BLE001 - an estimate orders and announces tasks; it never stops a sweep
-        costs = None
-    if costs is None:
-        return size, False
-    share = calibrate.workers_share(runner, costs.share)
-    return (lambda task, left=1.0: (costs.chunk(task) if isinstance(task, Unit) else costs.study(task, left)[0])
-            / share), True
 
 
 def check_datasets(runs: list[RunSpec], data_dir: str | None) -> None:
@@ -242,15 +203,13 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
         ctx = TaskContext(str(sweep_dir), prov, part_size, None if threads else blas_threads, owner, imports,
                           str(studies))  # (limits set and restored by each of concurrent tasks would interleave)
         progress = bool(runner.progress)
-        estimate, seconds = _estimates(todo, data_dir, runner)
-        estimates = {id(c): estimate(c) for c in chunks}
-        chunks = calibrate.longest_first(chunks, lambda c: c.runs[0].unit_key, lambda c: estimates[id(c)])
-        notes = [_announcement(ctx, calibrate.chunk_label(c), estimates[id(c)] if seconds else None) for c in chunks]
+        plan = estimate(todo, chunks, runner, data_dir, str(studies))
+        notes = [plan.note(prov.experiment, c, e) for c, e in zip(plan.chunks, plan.chunk_estimates, strict=True)]
         with backends.parallel(runner), (threadpool_limits(limits=blas_threads, user_api="blas")
                                          if threads and blas_threads else contextlib.nullcontext()):
-            work = [estimates[id(c)] if seconds else len(c.runs) for c in chunks]  # _tune keeps the order
-            chunks = _tune(chunks, ctx, progress, estimate, seconds, calibrate.workers(runner))
-            with WorkBar(sum(work), prov.experiment, progress, calibrate.workers(runner) if seconds else 0) as bar:
+            work = plan.chunk_work()
+            chunks = _tune(plan, ctx, progress)  # the estimate's chunks, in its order
+            with WorkBar(sum(work), prov.experiment, progress, plan.eta_workers) as bar:
                 bar.show(0, f"0/{len(todo)} runs")  # the calibrated time left, from the start
                 tasks = (joblib.delayed(_numbered)(i, c, ctx, note)
                          for i, (c, note) in enumerate(zip(chunks, notes, strict=True)))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from dpbench import algorithms
+from dpbench.algorithms import kernels
 from dpbench.checks import entries, release_sensitivity
 
 PRIVATE = [n for n in algorithms.available() if algorithms.get_spec(n).private]
@@ -32,3 +33,11 @@ def test_every_release_of_fit_batch_moves_by_at_most_its_sensitivity(name):
     """As above through `fit_batch` (what sweeps call): one batch of runs with different clip bounds and rounds,
     on the audit's designs and on `outlier_design`."""
     assert release_sensitivity(name, "fit_batch")["gaussian"] > 0
+
+
+@pytest.mark.skipif(not kernels.numba_available(), reason="without numba the test above runs numpy's kernels")
+@pytest.mark.parametrize("name", ["boosted_adassp", "boosted_adassp_clf", "dpgd"])
+def test_fit_batch_releases_with_the_other_kernels(name):
+    """The test above runs the default elementwise kernels (numba's when installed); numpy's, here, too."""
+    with kernels.use("numpy"):
+        assert release_sensitivity(name, "fit_batch")["gaussian"] > 0

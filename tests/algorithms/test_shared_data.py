@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dpbench import algorithms
+from dpbench.algorithms import kernels
 from dpbench.algorithms import shared_data as shared_module
 from dpbench.algorithms.base import clip_rows
 from dpbench.algorithms.shared_data import SharedData
@@ -14,6 +15,14 @@ from dpbench.algorithms.shared_data import SharedData
 @pytest.fixture(autouse=True)
 def small_blocks(monkeypatch):
     monkeypatch.setattr(shared_module, "BLOCK_FLOATS", 4000)  # several row blocks even on small data
+
+
+@pytest.fixture(autouse=True, params=["numpy", pytest.param("numba", marks=pytest.mark.skipif(
+    not kernels.numba_available(), reason="numba not installed (the `fast` extra)"))])
+def kernel(request):
+    """Every test here under both elementwise backends (`kernels`): numpy's passes and numba's fused loop."""
+    with kernels.use(request.param):
+        yield request.param
 
 
 def data(task, n=3000, d=4, seed=0):

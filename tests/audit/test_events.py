@@ -2,7 +2,9 @@
 written for -- a fit that raises on one side of a neighbouring pair only, a fitted attribute that is not a
 release, a selection whose candidates fail on some fit parts only.  The copies are the old code, patched in for
 the duration of one in-process audit (n_jobs=1), as `power_check` weakens the noise; the current code passes the
-same design and runs (test_run.test_every_private_algorithm_passes_a_fast_audit runs every design)."""
+same design and runs.  Each design runs the fits a side it has in the fast audit (test_run.fast_runs, fewer than 300
+on some designs), so the copies show the fast audit's power at its own numbers
+(test_run.test_every_private_algorithm_passes_a_fast_audit runs every design)."""
 
 from __future__ import annotations
 
@@ -12,11 +14,11 @@ import pytest
 from dpbench.algorithms import boosting, dp_xgboost, private_selection
 from dpbench.algorithms.base import nonprivate_diagnostics
 from dpbench.audit import run_audit
+from tests.audit.test_run import fast_runs
 
-RUNS = 300
 
-
-def _audit(name: str, design: str, runs: int = RUNS) -> dict:
+def _audit(name: str, design: str) -> dict:
+    runs = fast_runs(name, design)
     table = run_audit([name], epsilons=(1.0,), designs=[design], runs=runs, n_jobs=1, chunk=runs)
     return table.iloc[0].to_dict()
 

@@ -45,9 +45,12 @@ def documented_commands(path: Path, prefix: str) -> list[tuple[dict, list[str]]]
 
 
 def dry(args: list[str]) -> list[str]:
-    """A long command's dry form: audits and sweeps of experiments other than the quickstart count their fits."""
-    if {"--dry-run", "--help", "--cfg", "--ledger"} & set(args) or args[0] not in ("sweep", "audit"):
+    """A long command's dry form: audits, leaderboards and sweeps of experiments other than the quickstart count
+    their fits."""
+    if {"--dry-run", "--help", "--cfg", "--ledger"} & set(args) or args[0] not in ("sweep", "audit", "leaderboard"):
         return args
+    if args[0] == "leaderboard":
+        return args + ["--dry-run"]
     experiment = next((a.split("=", 1)[1] for a in args if a.lstrip("+").startswith("experiment=")), "quickstart")
     return args + ["--dry-run"] if args[0] == "audit" or experiment != "quickstart" else args
 
@@ -153,6 +156,15 @@ def check_readme_output(args: list[str], out: str, changed: set[Path]) -> None:
         elif args[0] == "sweep":  # --dry-run
             runs, fits = map(int, re.search(r": (\d+) runs in the grid, (\d+) fits to do", out).groups())
             assert runs == fits > 0 and "nothing fitted" in out
+        elif args[0] == "leaderboard":  # --dry-run: each task's grid, counted
+            from dpbench.runner.grid import expand
+
+            lines = re.findall(r"^(\S+): (\d+) runs; (\d+) of them finished", out, re.M)
+            prefix = "smoke/" if "--smoke" in args else ""
+            assert [n.removesuffix("_smoke") for n, *_ in lines] == ["leaderboard", "leaderboard_clf"]
+            for name, runs, adopted in lines:
+                cfg = config.to_container(config.compose([f"experiment={prefix}{name.removesuffix('_smoke')}"]))
+                assert int(runs) == len(expand(config.experiment(cfg))) > 0 and 0 <= int(adopted) <= int(runs)
         elif args == ["analysis"]:
             assert [line.split()[0] for line in out.splitlines()] == analyses.available()
         elif args == ["data", "list"]:

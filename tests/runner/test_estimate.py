@@ -1,5 +1,5 @@
-"""The sweep's time estimate (runner.calibrate): its structure, with calibration timings injected (a fake machine
-whose costs follow the documented model), never its speed."""
+"""The sweep's time estimate (runner.estimate, runner.cost_model, runner.calibration): its structure, with
+calibration timings injected (a fake machine whose costs follow the documented model), never its speed."""
 
 import math
 import re
@@ -9,15 +9,15 @@ import pytest
 
 from dpbench import results
 from dpbench.config import RunnerConfig
-from dpbench.runner import calibrate
+from dpbench.runner import calibration, cost_model, estimate, sweep
 from dpbench.runner.grid import chunk_units, expand, group_units
 from dpbench.runner.sweep import run_sweep
 from dpbench.tuning import spaces
 
-TRUE = (2e-3, 1e-3, 1e-5, 1e-6, 1e-8, 1e-9)  # the fake machine's c0..c5 (calibrate's docstring)
+TRUE = (2e-3, 1e-3, 1e-5, 1e-6, 1e-8, 1e-9)  # the fake machine's c0..c5 (cost_model's docstring)
 
 
-def fake_timer(fn, point: calibrate.Point) -> float:
+def fake_timer(fn, point: calibration.Point) -> float:
     """CPU seconds of a calibration point on the fake machine (fn is not run)."""
     c0, c1, c2, c3, c4, c5 = TRUE
     k, r, n = point.runs, point.rounds, point.rows
@@ -44,13 +44,18 @@ def grid(algorithms=("boosted_adassp",), datasets=DATASETS, **kw):
     return expand(exp)
 
 
+def dry_run(runs, runner, data_dir, **kw) -> estimate.Estimate:
+    """The dry run's estimate of sweeping `runs`, cut into the runner's chunks."""
+    return estimate.estimate(runs, chunk_units(group_units(runs), runner.chunk_runs), runner, data_dir, **kw)
+
+
 def load(n: float, d: int) -> float:
-    return calibrate.LOAD_PER_CELL * n * d * 1.25
+    return cost_model.LOAD_PER_CELL * n * d * 1.25
 
 
 def test_calibration_recovers_the_machine_and_chunks_scale_with_n_times_d():
     runs = grid()
-    costs = calibrate.calibrate(runs, None, timer=fake_timer, share=1.0)
+    costs = calibration.calibrate(runs, None, timer=fake_timer, share=1.0)
     assert costs.calibrated_on == "synthetic_none_p0.05_n2000_d5" and costs.d0 == 5  # median d, then smallest
     (setting,) = costs.settings.values()
     assert setting.key is not None and setting.has_rounds  # batched, with rounds
@@ -64,7 +69,7 @@ def test_calibration_recovers_the_machine_and_chunks_scale_with_n_times_d():
 
 def test_an_algorithm_without_batching_costs_each_run_alone():
     runs = grid(algorithms=[{"name": "tukey", "params": {"n_models": 50}}], seeds=[0], epsilons=[0.5, 1.0])
-    costs = calibrate.calibrate(runs, None, timer=fake_timer, share=1.0)
+    costs = calibration.calibrate(runs, None, timer=fake_timer, share=1.0)
     (setting,) = costs.settings.values()
     assert setting.key is None and not setting.has_rounds
     for chunk in chunk_units(group_units(runs), 32):
@@ -72,7 +77,7 @@ def test_an_algorithm_without_batching_costs_each_run_alone():
         one = setting.model.seconds(n, d, [1.0])  # a fit alone (its fixed part's split is not identified)
         assert costs.chunk(chunk) == pytest.approx(2 * one + load(n, d), rel=1e-9)
         if d == 5:  # at the calibration set's d: the fake machine's fit of one run
-            assert one == pytest.approx(fake_timer(None, calibrate.Point(n, 1, 1)), rel=1e-6)
+            assert one == pytest.approx(fake_timer(None, calibration.Point(n, 1, 1)), rel=1e-6)
 
 
 def study_cpu(costs, run) -> float:
@@ -86,7 +91,7 @@ def test_a_study_costs_trials_times_seeds_fits_and_tuned_rounds_are_the_spaces()
         tuning = {"n_trials": trials, "seeds": seeds, "batch_trials": 4}
         runs = grid(algorithms=[{"name": algorithm, "modes": ["tuned"]}], datasets=[synthetic(4000)], seeds=[0],
                     tuning=tuning)
-        return study_cpu(calibrate.calibrate(runs, None, timer=fake_timer, share=1.0), runs[0])
+        return study_cpu(calibration.calibrate(runs, None, timer=fake_timer, share=1.0), runs[0])
 
     alone = study(4, 1)
     assert study(4, 2) == pytest.approx(2 * alone, rel=1e-9)  # TukeyEM's fits are not batched
@@ -94,9 +99,9 @@ def test_a_study_costs_trials_times_seeds_fits_and_tuned_rounds_are_the_spaces()
     assert study(8, 1, "boosted_adassp") == pytest.approx(2 * study(4, 1, "boosted_adassp"), rel=1e-9)
     # a batch of trials: its rounds are the expected order statistics of the tuning range's draws
     space = {"type": "int", "low": 1, "high": 4000, "log": True}
-    ordered = calibrate.expected_rounds(space, 4)
+    ordered = cost_model.expected_rounds(space, 4)
     assert ordered == sorted(ordered) and len(set(ordered)) == 4
-    mean = calibrate.expected_rounds(space, 1)[0]
+    mean = cost_model.expected_rounds(space, 1)[0]
     # 4096 draws, log-uniform on [0.5, 4000.5] as Optuna samples (then rounded): mean 4000 / log(8001), sd 832
     assert mean == pytest.approx(4000 / math.log(8001), abs=4 * 832 / 64)
     assert sum(ordered) / 4 == pytest.approx(4000 / math.log(8001), abs=4 * 832 / 128)  # 4 x 4096 draws
@@ -116,15 +121,15 @@ def test_a_resumed_study_is_estimated_by_its_trials_left(tmp_path):
     runner = RunnerConfig(n_jobs=1, progress=False)
 
     def tuning_seconds(studies_dir):
-        found = calibrate.estimate([run], runner, None, startup=0.0, timer=fake_timer, share=1.0,
+        found = dry_run([run], runner, None, startup=0.0, timer=fake_timer, share=1.0,
                                    studies_dir=studies_dir)
         return found.parts["tuning"]
 
     whole = tuning_seconds(None)
-    fits = study_cpu(calibrate.calibrate([run], None, timer=fake_timer, share=1.0), run)  # all 8 trials' fits
-    assert calibrate.trials_left(run, tmp_path) == 1 and tuning_seconds(tmp_path) == whole  # no journal yet
+    fits = study_cpu(calibration.calibrate([run], None, timer=fake_timer, share=1.0), run)  # all 8 trials' fits
+    assert cost_model.trials_left(run, tmp_path) == 1 and tuning_seconds(tmp_path) == whole  # no journal yet
     (tmp_path / f"{study_key(run)}.log").write_text('{"op_code":6,"datetime_complete":"x"}\n' * 6)
-    assert calibrate.trials_left(run, tmp_path) == 0.25  # 6 of 8 trials finished
+    assert cost_model.trials_left(run, tmp_path) == 0.25  # 6 of 8 trials finished
     assert tuning_seconds(tmp_path) == pytest.approx(whole - 0.75 * fits, rel=1e-9)  # the data is still loaded
 
 
@@ -133,19 +138,19 @@ def test_the_estimate_divides_among_workers_and_is_stable_given_the_timings():
 
     def fits(n_jobs: int) -> float:
         runner = RunnerConfig(n_jobs=n_jobs, backend="loky", progress=False)
-        return calibrate.estimate(runs, runner, None, startup=0.0, timer=fake_timer, share=1.0).parts["fits"]
+        return dry_run(runs, runner, None, startup=0.0, timer=fake_timer, share=1.0).parts["fits"]
 
     assert fits(2) == pytest.approx(fits(1) / 2, rel=1e-9)
     assert fits(4) == pytest.approx(fits(1) / 4, rel=1e-9)
     runner = RunnerConfig(n_jobs=2, progress=True)
-    first, second = (calibrate.estimate(runs, runner, None, startup=2.0, timer=fake_timer, share=0.5)
+    first, second = (dry_run(runs, runner, None, startup=2.0, timer=fake_timer, share=0.5)
                      for _ in range(2))
     assert first.cpu == second.cpu
     assert {k: v for k, v in first.parts.items() if k != "calibration"} == {
         k: v for k, v in second.parts.items() if k != "calibration"}  # the calibration's own time is measured
-    assert first.parts["start-up"] == 2.0 and first.parts["figure"] == calibrate.FIGURE * 2.0
+    assert first.parts["start-up"] == 2.0 and first.parts["figure"] == cost_model.FIGURE * 2.0
     assert "time estimate: ~" in first.describe()
-    threads = calibrate.estimate(runs, RunnerConfig(n_jobs=2, backend="threading"), None, startup=2.0,
+    threads = dry_run(runs, RunnerConfig(n_jobs=2, backend="threading"), None, startup=2.0,
                                  timer=fake_timer, share=0.5)
     assert threads.parts["workers' start-up"] == 0 < first.parts["workers' start-up"]  # no worker processes
     assert threads.parts["fits"] == first.parts["fits"]
@@ -154,62 +159,63 @@ def test_the_estimate_divides_among_workers_and_is_stable_given_the_timings():
 def test_size_and_which_sweeps_calibrate(monkeypatch):
     fixed = grid(datasets=[synthetic(4000)], seeds=[0, 1])  # 2 units of 1 run, 100 rounds
     (unit, _) = group_units(fixed)
-    assert calibrate.size(unit) == 4000 * 5 * 100
+    assert cost_model.size(unit) == 4000 * 5 * 100
     tuning = {"n_trials": 8, "seeds": 3, "batch_trials": 4}
     (tuned,) = grid(algorithms=[{"name": "boosted_adassp", "modes": ["tuned"]}], datasets=[synthetic(4000)],
                     seeds=[0], tuning=tuning)
-    space = calibrate.tuned_rounds(tuned)
+    space = cost_model.tuned_rounds(tuned)
     assert space == {"type": "int", "low": 1, "high": 4000, "log": True}  # Table I's
-    assert calibrate.size(tuned) == pytest.approx(4000 * 5 * calibrate.expected_rounds(space, 1)[0] * 8 * 3)
+    assert cost_model.size(tuned) == pytest.approx(4000 * 5 * cost_model.expected_rounds(space, 1)[0] * 8 * 3)
     # DP-EBM's study rounds are capped by the features (tuning.spaces.bounded_space): 160,000 / 1000
     (ebm,) = grid(algorithms=[{"name": "dp_ebm", "modes": ["tuned"]}], datasets=[synthetic(4000, 1000)], seeds=[0],
                   tuning=tuning)
-    assert calibrate.tuned_rounds(ebm)["high"] == spaces.DP_EBM_TERM_UPDATES // 1000
+    assert cost_model.tuned_rounds(ebm)["high"] == spaces.DP_EBM_TERM_UPDATES // 1000
     runner = RunnerConfig(n_jobs=2)
-    assert not calibrate.worth_calibrating(fixed, runner)  # 4e6 cells: far too small
+    assert not calibration.worth_calibrating(fixed, runner)  # 4e6 cells: far too small
     # the threshold: one setting's calibration at CALIBRATION_SHARE of 4e6 cells' seconds on 2 workers
-    cells_seconds = (calibrate.SECONDS_PER_SETTING + calibrate.PROBE_SECONDS) / calibrate.CALIBRATION_SHARE * 2
-    monkeypatch.setattr(calibrate, "SECONDS_PER_CELL", cells_seconds / 4e6)
-    assert calibrate.worth_calibrating(fixed, runner)
-    assert not calibrate.worth_calibrating(fixed, RunnerConfig(n_jobs=4))
-    assert not calibrate.worth_calibrating(fixed, RunnerConfig(n_jobs=2, progress=False))
+    cells_seconds = (calibration.SECONDS_PER_SETTING + calibration.PROBE_SECONDS) / calibration.CALIBRATION_SHARE * 2
+    monkeypatch.setattr(calibration, "SECONDS_PER_CELL", cells_seconds / 4e6)
+    assert calibration.worth_calibrating(fixed, runner)
+    assert not calibration.worth_calibrating(fixed, RunnerConfig(n_jobs=4))
+    assert not calibration.worth_calibrating(fixed, RunnerConfig(n_jobs=2, progress=False))
 
 
 def test_a_chunk_whose_data_is_missing_goes_last(tmp_path, monkeypatch):
     """It only records missing_data, at once: sized 0, whatever rows the paper gives its dataset (a sweep that
     started with the mirror's missing large tasks left its longest real unit to start late)."""
     from dpbench.data import openml_source
-    from dpbench.runner import sweep
 
     monkeypatch.setattr(openml_source, "cache_dir", lambda: tmp_path / "empty-openml-cache")
     runs = grid(datasets=[synthetic(2000), {"name": "openml_361091"}], seeds=[0])  # year: 463,715 rows in paper
-    chunks = chunk_units(group_units(runs), 32)
-    size, seconds = sweep._estimates(runs, str(tmp_path), RunnerConfig(progress=False))
-    missing = next(c for c in chunks if c.dataset["name"] == "openml_361091")
-    present = next(c for c in chunks if c.dataset["name"] == "synthetic")
-    assert not seconds and size(missing) == 0 < calibrate.size(missing) and size(present) == calibrate.size(present)
-    assert calibrate.longest_first(chunks, lambda c: c.runs[0].unit_key, size)[0] is present
+    plan = estimate.estimate(runs, chunk_units(group_units(runs), 32), RunnerConfig(progress=False), str(tmp_path))
+    assert not plan.calibrated and [c.dataset["name"] for c in plan.chunks] == ["synthetic", "openml_361091"]
+    present, missing = plan.chunks
+    assert plan.chunk_estimates == [cost_model.size(present), 0] and cost_model.size(missing) > 0
+    assert plan.chunk_work() == [1, 1]  # uncalibrated: the bar counts runs
 
 
 def test_schedule_longest_unit_first_and_makespan():
     tasks = [("a", 1.0), ("b", 5.0), ("a", 3.0), ("c", 2.0)]
-    order = calibrate.longest_first(tasks, lambda t: t[0], lambda t: t[1])
+    order = cost_model.longest_first(tasks, lambda t: t[0], lambda t: t[1])
     assert order == [("b", 5.0), ("a", 3.0), ("a", 1.0), ("c", 2.0)]  # a's 4 s before c's 2; a unit together
-    assert calibrate.makespan([5, 3, 1, 2], 2) == 6  # 5 | 3 + 1 + 2
-    assert calibrate.makespan([1, 2, 3], 1) == 6
-    assert calibrate.announcement("fig4", "x", 121.0) == "fig4: x, ~2.0 min estimated"
-    assert calibrate.announcement("fig4", "x", 119.0) is None
+    assert cost_model.makespan([5, 3, 1, 2], 2) == 6  # 5 | 3 + 1 + 2
+    assert cost_model.makespan([1, 2, 3], 1) == 6
+    assert estimate.announcement("fig4", "x", 121.0) == "fig4: x, ~2.0 min estimated"
+    assert estimate.announcement("fig4", "x", 119.0) is None
 
 
 def test_the_sweep_announces_long_tasks_longest_unit_first_and_results_do_not_move(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(calibrate, "LONG_SECONDS", -1.0)  # announce every task
-    monkeypatch.setattr(calibrate, "SECONDS_PER_CELL", 1.0)  # every grid worth calibrating
-    monkeypatch.setattr(calibrate, "median_cpu_seconds", fake_timer)
+    monkeypatch.setattr(estimate, "LONG_SECONDS", -1.0)  # announce every task
+    monkeypatch.setattr(calibration, "SECONDS_PER_CELL", 1.0)  # every grid worth calibrating
+    monkeypatch.setattr(calibration, "median_cpu_seconds", fake_timer)
     exp = {"name": "est", "algorithms": [{"name": "boosted_adassp", "params": {"n_rounds": 5}}, "adassp"],
            "datasets": [synthetic(400), synthetic(1600)], "epsilons": [0.5, 1.0], "deltas": [1e-6], "seeds": [0],
            "tuning_mode": "fixed", "split": "fixed"}
     runner = {"backend": "sequential", "n_jobs": 1, "part_size": 3}
+    plans, calls = [], calibrations(monkeypatch)
+    monkeypatch.setattr(sweep, "estimate", lambda *a, **kw: plans.append(estimate.estimate(*a, **kw)) or plans[-1])
     run_sweep(exp, {**runner, "progress": True}, tmp_path / "on")
+    assert len(plans) == len(calls) == 1 and plans[0].calibrated  # one estimate, asked up front, calibrated once
     lines = [line for line in capsys.readouterr().err.splitlines() if line.endswith("estimated")]
     assert [line.split(" on ")[1].split(" (")[0] for line in lines] == ["synthetic_none_p0.05_n1600_d5",
                                                                          "synthetic_none_p0.05_n400_d5"]
@@ -220,9 +226,10 @@ def test_the_sweep_announces_long_tasks_longest_unit_first_and_results_do_not_mo
 
 
 def calibrations(monkeypatch) -> list:
-    """The grids calibrate.calibrate is called on (it still runs)."""
-    called, real = [], calibrate.calibrate
-    monkeypatch.setattr(calibrate, "calibrate", lambda runs, *a, **kw: called.append(len(runs)) or real(runs, *a, **kw))
+    """The grids calibration.calibrate is called on (it still runs)."""
+    called, real = [], calibration.calibrate
+    monkeypatch.setattr(calibration, "calibrate",
+                        lambda runs, *a, **kw: called.append(len(runs)) or real(runs, *a, **kw))
     return called
 
 

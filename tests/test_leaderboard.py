@@ -1,0 +1,187 @@
+"""The leaderboard's rank statistics against hand-computed examples and Demsar (2006)'s worked example."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpbench import leaderboard as lb
+
+# 3 tasks x 3 entries: ranks [1, 2, 3], [2, 1, 3], [1.5, 1.5, 3] -> average ranks A 1.5, B 1.5, C 3
+SMALL = pd.DataFrame([[1.0, 2.0, 3.0], [2.0, 1.0, 3.0], [1.0, 1.0, 3.0]], columns=["A", "B", "C"],
+                     index=["t1", "t2", "t3"])
+
+
+def test_average_ranks_share_ties():
+    assert lb.ranks(SMALL).loc["t3"].tolist() == [1.5, 1.5, 3.0]
+    assert lb.average_ranks(SMALL).to_dict() == {"A": 1.5, "B": 1.5, "C": 3.0}
+
+
+def test_friedman_by_hand():
+    """chi2 = 12 N / (k (k + 1)) (sum R^2 - k (k + 1)^2 / 4) = 3 (2.25 + 2.25 + 9 - 12) = 4.5;
+    F = (N - 1) chi2 / (N (k - 1) - chi2) = 2 * 4.5 / (6 - 4.5) = 6."""
+    out = lb.friedman(SMALL)
+    assert out["chi2"] == pytest.approx(4.5) and out["f"] == pytest.approx(6.0)
+    assert out["p_chi2"] == pytest.approx(math.exp(-4.5 / 2))  # chi-square with 2 dof: sf(x) = exp(-x / 2)
+    assert out["p_f"] == pytest.approx((1 + 6.0 * 2 / 4) ** -2)  # F(2, 4): sf(f) = (1 + 2 f / 4)^(-2)
+
+
+def test_demsar_worked_example():
+    """Demsar (2006) Sec. 3.2.4: four methods on 14 data sets, average ranks 3.143, 2.000, 2.893, 1.964:
+    chi2_F = 9.28, F_F = 3.69, CD at alpha 0.05 = 2.569 sqrt(4 5 / (6 14)) = 1.25."""
+    r = np.array([3.143, 2.000, 2.893, 1.964])
+    chi2 = 12 * 14 / (4 * 5) * (np.sum(r**2) - 4 * 25 / 4)
+    assert chi2 == pytest.approx(9.28, abs=0.01)
+    assert 13 * chi2 / (14 * 3 - chi2) == pytest.approx(3.69, abs=0.01)
+    assert lb.nemenyi_cd(4, 14) == pytest.approx(1.25, abs=0.005)
+
+
+@pytest.mark.parametrize("k, q", [(2, 1.960), (3, 2.343), (4, 2.569), (5, 2.728), (6, 2.850), (7, 2.949),
+                                  (8, 3.031), (9, 3.102), (10, 3.164)])
+def test_nemenyi_q_is_demsars_table_5(k, q):
+    assert lb.nemenyi_cd(k, 6) / math.sqrt(k * (k + 1) / 36) == pytest.approx(q, abs=1e-3)
+
+
+def test_cliques_join_entries_within_cd():
+    assert lb.cliques(lb.average_ranks(SMALL), 1.0) == [["A", "B"]]
+    assert lb.cliques(lb.average_ranks(SMALL), 1.6) == [["A", "B", "C"]]
+    assert lb.cliques(pd.Series({"a": 1.0, "b": 1.8, "c": 2.6}), 1.0) == [["a", "b"], ["b", "c"]]
+    assert lb.cliques(lb.average_ranks(SMALL), 0.0) == []
+
+
+def test_win_rates_count_ties_half():
+    w = lb.win_rates(SMALL)
+    assert w.loc["A", "B"] == pytest.approx(0.5) and w.loc["A", "C"] == 1.0 and w.loc["C", "A"] == 0.0
+    assert np.isnan(w.loc["A", "A"])
+    off = ~np.eye(3, dtype=bool)
+    np.testing.assert_allclose((w.to_numpy() + w.to_numpy().T)[off], 1.0)
+
+
+def test_performance_profile_by_hand():
+    prof = lb.performance_profile(SMALL, [1.0, 2.0, 3.0])
+    assert prof["A"].tolist() == pytest.approx([2 / 3, 1, 1])
+    assert prof["B"].tolist() == pytest.approx([2 / 3, 1, 1])
+    assert prof["C"].tolist() == pytest.approx([0, 0, 1])
+    zero = pd.DataFrame([[0.0, 0.0, 1.0]], columns=["A", "B", "C"])
+    assert lb.performance_ratios(zero).iloc[0].tolist() == [1.0, 1.0, math.inf]
+
+
+def test_complete_tasks_and_intervals():
+    scores = SMALL.copy()
+    scores.loc["t2", "C"] = np.nan
+    assert list(lb.complete_tasks(scores).index) == ["t1", "t3"]
+    mean, low, high = lb.mean_interval([1.0, 2.0, 3.0])
+    assert mean == 2.0 and high - mean == pytest.approx(4.302652729911275 * 1.0 / math.sqrt(3))
+    assert lb.mean_interval([5.0]) == (5.0, 5.0, 5.0)
+    assert all(math.isnan(v) for v in lb.mean_interval([np.nan]))
+
+
+def result_rows() -> pd.DataFrame:
+    """Rows as a sweep writes them: 3 tasks x 2 seeds; C beats B beats A everywhere; one harness error."""
+    rows = []
+    for t, task in enumerate(["t1", "t2", "t3"]):
+        for seed in (0, 1):
+            for alg, base in (("A", 3.0), ("B", 2.0), ("C", 1.0)):
+                rows.append({"algorithm": alg, "dataset": task, "task": "regression", "tuning_mode": "fixed",
+                             "epsilon": 1.0, "seed": seed, "test_mse": base + t + 0.1 * seed, "status": "ok"})
+    rows.append({"algorithm": "A", "dataset": "t1", "task": "regression", "tuning_mode": "fixed", "epsilon": 1.0,
+                 "seed": 2, "test_mse": np.nan, "status": "error"})
+    return pd.DataFrame(rows)
+
+
+def test_boards_from_rows():
+    errs, column = lb.errors(result_rows())
+    assert column == "test_mse" and len(errs) == 18  # the harness error has no metric: left out
+    cell = lb.cells(errs)
+    assert len(cell) == 9 and (cell["seeds"] == 2).all()
+    assert cell.loc[(cell["dataset"] == "t2") & (cell["entry"] == "B"), "error"].item() == pytest.approx(3.05)
+    ranked, tests = lb.boards(cell)
+    assert ranked["entry"].tolist() == ["C", "B", "A"] and ranked["average_rank"].tolist() == [1.0, 2.0, 3.0]
+    assert ranked["won"].tolist() == [1.0, 0.0, 0.0]
+    assert tests.iloc[0]["chi2"] == pytest.approx(6.0) and tests.iloc[0]["tasks_left_out"] == 0  # 3 (1 + 4 + 9 - 12)
+
+
+def test_classification_error_is_one_minus_f1_and_losses_are_entries():
+    df = pd.DataFrame({"algorithm": ["boosted_adassp_clf"] * 2 + ["dp_ebm_clf"],
+                       "param_loss": ["logistic", "hinge", None], "dataset": "adult", "task": "classification",
+                       "tuning_mode": "fixed", "epsilon": 1.0, "seed": 0, "test_f1": [0.75, 0.5, 0.25]})
+    errs, column = lb.errors(df)
+    assert column == "test_f1"
+    assert errs["entry"].tolist() == ["boosted_adassp_clf:logistic", "boosted_adassp_clf:hinge", "dp_ebm_clf"]
+    assert errs["error"].tolist() == [0.25, 0.5, 0.75]
+
+
+def test_tuning_cost_and_rank_agreement():
+    cell = pd.DataFrame({"tuning_mode": ["tuned", "tuned", "fixed", "fixed", "private_selection"],
+                         "epsilon": 1.0, "dataset": ["t1", "t2", "t1", "t2", "t1"], "entry": "A",
+                         "error": [1.0, 2.0, 4.0, 2.0, 0.5]})
+    cost = lb.tuning_cost(cell).set_index("tuning_mode")
+    assert cost.loc["fixed", "tasks"] == 2 and cost.loc["fixed", "geomean_ratio"] == pytest.approx(2.0)  # (4 * 1)^0.5
+    assert cost.loc["fixed", "worse"] == 0.5
+    assert cost.loc["private_selection", "geomean_ratio"] == pytest.approx(0.5)
+    ranked = pd.DataFrame({"tuning_mode": ["tuned"] * 3 + ["fixed"] * 3, "epsilon": 1.0,
+                           "entry": ["A", "B", "C", "C", "B", "A"], "average_rank": [1, 2, 3, 1, 2, 3]})
+    assert lb.rank_agreement(ranked, "fixed").iloc[0]["kendall_tau"] == pytest.approx(-1.0)
+
+
+# ----------------------------------------------------------------------------- the protocol's runs and the command
+TINY = ["datasets=[{name: synthetic, n_train: 400, n_test: 200, d: 3}]", "epsilons=[1.0]", "seeds=[0]",
+        "tuning.n_trials=2", "tuning.seeds=1", "tuning.n_candidates=2", "runner.n_jobs=1", "runner.progress=false"]
+
+
+def test_adopt_takes_finished_runs_of_other_experiments_once(tmp_path):
+    from dpbench import results
+    from dpbench.runner.grid import expand
+
+    exp = {"name": "leaderboard", "algorithms": [{"name": "adassp", "modes": ["fixed", "tuned"]}],
+           "datasets": [{"name": "synthetic", "n_train": 50, "n_test": 20, "d": 2}], "epsilons": [1.0],
+           "deltas": [1e-6], "seeds": [0, 1], "tuning_mode": "fixed", "split": "fixed"}
+    runs = expand(exp)
+    assert len(runs) == 4
+    other = tmp_path / "ref" / "fig1"
+    rows = [{"run_id": r.run_id, "experiment": "fig1", "algorithm": "adassp", "status": "ok", "test_mse": 1.0}
+            for r in runs[:2]]
+    rows.append({"run_id": runs[2].run_id, "experiment": "fig1", "algorithm": "adassp", "status": "error"})
+    rows.append({"run_id": "not-in-the-grid", "experiment": "fig1", "algorithm": "adassp", "status": "ok"})
+    results.write_part(rows, other, "a")
+    here = tmp_path / "runs" / "leaderboard"
+    assert lb.adopt(runs, here, tmp_path / "ref") == 2  # the harness error is retried, not adopted
+    assert results.finished_run_ids(here) == {runs[0].run_id, runs[1].run_id}
+    assert lb.adopt(runs, here, tmp_path / "ref") == 0  # once
+    assert lb.adopt(runs, here, tmp_path / "nowhere") == 0
+
+
+def test_leaderboard_command_runs_the_protocol_and_joins_the_reference(tmp_path, monkeypatch, capsys):
+    """The reference board of one algorithm (ssp), then another (adassp) run alone through the protocol and ranked
+    with it: every mode's rows, the board's files, both entries on the joined board, the reference's runs not
+    re-run."""
+    from dpbench import results
+    from dpbench.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    ref = tmp_path / "ref"
+    assert main(["leaderboard", "--task", "regression", "--results-dir", str(ref), "--reference",
+                 str(tmp_path / "none"), "algorithms=[{name: ssp, modes: [fixed, private_selection, tuned]}]",
+                 *TINY]) == 0
+    board = ref / "leaderboard" / "board"
+    assert {p.name for p in board.iterdir()} >= {"boards.csv", "tests.csv", "cells.csv", "tuning_cost.csv",
+                                                 "rank_agreement.csv", "cd.png", "win_rates.png", "profiles.png"}
+    assert main(["leaderboard", "--algorithm", "adassp", "--results-dir", str(tmp_path / "mine"), "--reference",
+                 str(ref), *TINY]) == 0
+    mine = results.load(tmp_path / "mine" / "leaderboard-adassp")
+    assert set(mine["algorithm"]) == {"adassp"}
+    assert set(mine["tuning_mode"]) == {"fixed", "private_selection", "tuned"}
+    joined = pd.read_csv(tmp_path / "mine" / "leaderboard-adassp" / "board" / "boards.csv")
+    assert set(joined["entry"]) == {"adassp", "ssp"} and set(joined["tuning_mode"]) == set(lb.MODES)
+    tuned = joined[joined["tuning_mode"] == "tuned"]
+    assert (tuned["tasks"] == 1).all()
+    assert "adassp" in capsys.readouterr().out
+
+
+def test_leaderboard_command_bad_input_is_one_line(capsys):
+    from dpbench.cli import main
+
+    assert main(["leaderboard", "--algorithm", "no_such_algorithm"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no_such_algorithm" in err[0]
