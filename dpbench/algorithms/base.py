@@ -334,11 +334,27 @@ class DPLinearRegressor(LinearFeatureMap, RegressorMixin, DPEstimator):
         return self._features(X) @ self.theta_
 
 
+class ZeroModel:
+    """The data-independent fallback model: prediction 0 (classifiers: score 0, the negative class).  A private
+    selection's failed candidate; DP-EBM's regressor when its label range was not found."""
+
+    fit_status_ = "candidate_failed"
+
+    def __init__(self, classes=None):
+        self.classes_ = None if classes is None else np.asarray(classes)
+
+    def decision_function(self, X):
+        return np.zeros(len(X))
+
+    def predict(self, X):
+        return np.zeros(len(X)) if self.classes_ is None else np.full(len(X), self.classes_[0])
+
+
 def released_zero_model(est) -> bool | None:
     """Whether a fitted estimator released the all-zero linear model (the fallback of TukeyEM, DP-ROBGD,
     DP-AMBSSGD, a selection's failed candidate), read from its coefficients; None for a model without them."""
     model = getattr(est, "model_", est)
-    if type(model).__name__ == "ZeroModel":
+    if isinstance(model, ZeroModel):
         return True
     theta = getattr(model, "theta_", None)
     return None if theta is None else not bool(np.any(theta))

@@ -63,8 +63,14 @@ noise: one record adds one count to one cell of each of the k columns, L2 sensit
 `bound_share` of epsilon and of delta (analytic calibration, basic composition with interpret's part).  A
 column's range runs from the low edge of its first cell to the high edge of its last cell whose noisy count
 exceeds 4 noise standard deviations (no cell: the public box), post-processing; the label's is widened to hold
-0, the model's start.  (dpbench before issue 36 drew each feature's 1% / 99% quantiles by an exponential
-mechanism at bound_share / (2 k) of epsilon each: on telco and cod-rna at eps 1 the draws landed decades away
+0, the model's start.  A label with no cell above the threshold (small n at small epsilon: at eps 0.1 the
+threshold is ~13,000 rows in one cell for 20 features) falls back to the public box [-y_bound, y_bound] when the
+user gives one (tuned mode: Table I's data clipping bound, as paper 000 tunes it); with none (y_bound None, the
+default) the regressor releases the zero model (`fit_status_ = 'label_range_not_found'`, interpret's share
+unspent): a box as wide as the grid's top (1e10) left fixed DP-EBM at test MSE ~1e17 on 15 of 23 raw tasks at
+eps 0.1.
+(dpbench before issue 36 drew each feature's 1% / 99% quantiles by an exponential mechanism at bound_share /
+(2 k) of epsilon each: on telco and cod-rna at eps 1 the draws landed decades away
 from the data, e.g. [-12589, 1] for values in [0.12, 0.41], which left DP-EBM one bin per feature.)
 interpret gets the rest of epsilon and delta and bins each feature over its private bounds.
 
@@ -102,6 +108,7 @@ from dpbench.algorithms.base import (
     RELEASE,
     DPClassifier,
     DPEstimator,
+    ZeroModel,
     check_X_y,
     private_tags,
     validate_fit_data,
@@ -112,6 +119,7 @@ from dpbench.privacy.mechanisms import noise_weakening
 
 FEATURE_TYPES = ("continuous", "nominal")
 INDICATOR_BOUNDS = (0.0, 1.0)  # a 'nominal' column is a one-hot indicator (dpbench's encoding)
+LABEL_TOP = 1e10  # the label grid's top when no public label box is given (y_bound None)
 
 
 
@@ -123,21 +131,23 @@ def range_grid(bound: float) -> np.ndarray:
     return np.concatenate([-pos[::-1], [0.0], pos])
 
 
-def private_ranges(columns: np.ndarray, bound: float, epsilon: float, delta: float, rng, ledger) -> np.ndarray:
-    """(k, 2): each column's range, from one Gaussian release of its histogram over range_grid(bound) (module
-    docstring, "Private bounds"); [-bound, bound] for a column with no cell above the threshold."""
+def private_ranges(columns: np.ndarray, bound: float, epsilon: float, delta: float, rng,
+                   ledger) -> tuple[np.ndarray, np.ndarray]:
+    """((k, 2), (k,)): each column's range, from one Gaussian release of its histogram over range_grid(bound)
+    (module docstring, "Private bounds"), and whether a cell of it passed the threshold ([-bound, bound] when
+    none did)."""
     grid = range_grid(bound)
     k = columns.shape[1]
     counts = np.array([np.histogram(np.clip(c, -bound, bound), bins=grid)[0] for c in columns.T], dtype=float)
     std = gaussian_std_dp(math.sqrt(k), epsilon, delta, "analytic")[0] * noise_weakening()
     noisy = gaussian_mechanism_dp(counts, math.sqrt(k), epsilon, delta, "analytic", rng, ledger,
                                   f"DP-EBM bounds: {k} histograms over {len(grid) - 1} half-decade cells")
-    out = np.tile([-float(bound), float(bound)], (k, 1))
+    out, found = np.tile([-float(bound), float(bound)], (k, 1)), np.zeros(k, dtype=bool)
     for j, row in enumerate(np.atleast_2d(noisy)):
         cells = np.flatnonzero(row > 4 * std)
         if cells.size:
-            out[j] = grid[cells[0]], grid[cells[-1] + 1]
-    return out
+            out[j], found[j] = (grid[cells[0]], grid[cells[-1] + 1]), True
+    return out, found
 
 
 def reachable_score_range(model) -> tuple[float, float]:
@@ -157,7 +167,7 @@ class _DPEBMMixin:
     # clip_bounds_: public bounds, or released by the exponential mechanism; model_: interpret's DP EBM (its
     # bins, noisy bin weights and term scores are interpret's releases)
     fitted_attributes = {"clip_bounds_": RELEASE, "target_bounds_": RELEASE, "interpret_epsilon_": PUBLIC,
-                         "interpret_delta_": PUBLIC, "model_": RELEASE}
+                         "interpret_delta_": PUBLIC, "model_": RELEASE, "fit_status_": RELEASE}
 
     _parameter_constraints = {**PRIVACY, "feature_bound": POSITIVE, "n_rounds": COUNT, "max_leaves": COUNT,
                               "learning_rate": POSITIVE, "max_bins": [Interval(Integral, 3, None, closed="left")],
@@ -185,12 +195,12 @@ class _DPEBMMixin:
         return np.clip(X, self.clip_bounds_[:, 0], self.clip_bounds_[:, 1])
 
     def _fit_interpret(self, interpret_class: str, X, y, rng, ledger: PrivacyLedger, phantom_labels,
-                       label_bound: float | None = None):
+                       regression: bool = False):
         """interpret's `interpret_class` fitted on the clipped rows plus the public phantom records (x = 0, one
         per label in `phantom_labels`): appended to every dataset, whatever it holds (module docstring,
-        "Degenerate data").  `label_bound` (regression): the label's public box [-b, b], inside which its range
-        is released with the features' (module docstring, "Private bounds").  interpret is imported here, not
-        when dpbench.algorithms is."""
+        "Degenerate data").  `regression`: the label's range is released with the features' inside the public
+        box [-y_bound, y_bound] (y_bound None: inside [-LABEL_TOP, LABEL_TOP], with no public box to fall back
+        to; module docstring, "Private bounds").  interpret is imported here, not when dpbench.algorithms is."""
         from dpbench.algorithms import _interpret_patch as patch
 
         d = X.shape[1]
@@ -198,16 +208,25 @@ class _DPEBMMixin:
         self.clip_bounds_ = self._clip_bounds(d)
         self.interpret_epsilon_, self.interpret_delta_ = float(self.epsilon), float(self.delta)
         continuous = [j for j, t in enumerate(self._feature_types(d)) if t != "nominal"]
-        target = None if label_bound is None else np.array([-label_bound, label_bound], dtype=float)
+        box = getattr(self, "y_bound", None)
+        if regression and box is None and not self.private_bounds:
+            raise ValueError("private_bounds=False needs a public label range: set y_bound")
+        target = None if not regression else np.array([-1.0, 1.0]) * (LABEL_TOP if box is None else float(box))
         if self.private_bounds and (continuous or target is not None):
             eps_b, delta_b = self.epsilon * self.bound_share, self.delta * self.bound_share
             cols = [X[:, continuous]] + ([] if target is None else [np.asarray(y, dtype=float)[:, None]])
-            found = private_ranges(np.hstack(cols), float(self.feature_bound) if target is None else
-                                   max(float(self.feature_bound), float(label_bound)), eps_b, delta_b, rng, ledger)
-            self.clip_bounds_[continuous] = np.clip(found[:len(continuous)], -self.feature_bound, self.feature_bound)
-            if target is not None:
-                target = np.array([min(found[-1][0], 0.0), max(found[-1][1], 0.0)])  # holds 0: change 3
+            top = float(self.feature_bound) if target is None else max(float(self.feature_bound), float(target[1]))
+            ranges, found = private_ranges(np.hstack(cols), top, eps_b, delta_b, rng, ledger)
+            self.clip_bounds_[continuous] = np.clip(ranges[:len(continuous)], -self.feature_bound,
+                                                    self.feature_bound)
             self.interpret_epsilon_, self.interpret_delta_ = self.epsilon - eps_b, self.delta - delta_b
+            if target is not None and not found[-1] and box is None:
+                # no label range and no public box: the zero model, interpret's share unspent ("Private bounds")
+                self.fit_status_, self.target_bounds_ = "label_range_not_found", target
+                return ZeroModel()
+            if target is not None and found[-1]:
+                target = np.array([min(ranges[-1][0], 0.0), max(ranges[-1][1], 0.0)])  # holds 0: change 3
+        self.fit_status_ = "ok"
         target_bounds = {}
         if target is not None:
             self.target_bounds_ = target
@@ -289,23 +308,26 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
     0.01, 300 rounds, 3 leaves, 10% of epsilon for binning).  The paper takes the feature and label ranges as
     public; no public range suits raw tasks whose labels run to 1e5 (with dpbench's earlier [-1, 1], fixed DP-EBM
     was within 10% of the zero model on 8 of 23 tasks, issue 36), so by default dpbench releases them privately
-    inside the public boxes [-feature_bound, feature_bound] = 1e5 and [-y_bound, y_bound] = 1e10, on
-    `bound_share` = 5% of the budget (module docstring, "Private bounds"; a departure).  private_bounds=False:
-    the boxes themselves.  The model is kept inside the label range over the whole feature box (the residual
+    on `bound_share` = 5% of the budget (module docstring, "Private bounds"; a departure): the features' inside
+    the public box [-feature_bound, feature_bound] = 1e5, the label's inside [-y_bound, y_bound] when y_bound is
+    given (a public box, e.g. Table I's tuned data clipping bound: the range when the release finds none) and
+    otherwise (y_bound None, the default) inside [-1e10, 1e10] with no box to fall back to: the zero model
+    (`fit_status_ = 'label_range_not_found'`).  private_bounds=False: the boxes themselves (y_bound required).
+    The model is kept inside the label range over the whole feature box (the residual
     bound of the privacy argument, change 3); `target_bounds_` holds it.
     """
 
     composes_in_gdp = False  # interpret's noise, basic composition
 
     private = True
-    _parameter_constraints = {**_DPEBMMixin._parameter_constraints, "y_bound": POSITIVE}
+    _parameter_constraints = {**_DPEBMMixin._parameter_constraints, "y_bound": [None, *POSITIVE]}
 
     def __init__(
         self,
         epsilon=1.0,
         delta=1e-6,
         feature_bound=1e5,
-        y_bound=1e10,
+        y_bound=None,
         private_bounds=True,
         bound_share=0.05,
         n_rounds=300,
@@ -334,7 +356,7 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
         rng, _ = self._start_fit()
         X, y = validate_fit_data(self, X, y, y_numeric=True)
         self.model_ = self._fit_interpret("DPExplainableBoostingRegressor", X, y, rng, self.privacy_ledger_, [0.0],
-                                          label_bound=float(self.y_bound))
+                                          regression=True)
         return self
 
     def predict(self, X):

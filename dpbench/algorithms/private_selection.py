@@ -51,6 +51,7 @@ from dpbench.algorithms.base import (
     PUBLIC,
     RELEASE,
     DPEstimator,
+    ZeroModel,
     keep_diagnostics,
     privacy_params,
     private_tags,
@@ -91,22 +92,6 @@ class SelectionLedger(PrivacyLedger):
 
     def total_mu(self) -> float:
         raise ValueError("a private selection is charged in (epsilon, delta); use epsilon_delta()")
-
-
-class ZeroModel:
-    """The data-independent fallback for a candidate that failed: prediction 0 (classifiers: score 0, the
-    negative class)."""
-
-    fit_status_ = "candidate_failed"
-
-    def __init__(self, classes=None):
-        self.classes_ = None if classes is None else np.asarray(classes)
-
-    def decision_function(self, X):
-        return np.zeros(len(X))
-
-    def predict(self, X):
-        return np.zeros(len(X)) if self.classes_ is None else np.full(len(X), self.classes_[0])
 
 
 def _fitted_or_fallback(est, X_fit, y_fit, fallback):

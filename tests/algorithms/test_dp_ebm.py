@@ -23,13 +23,16 @@ from sklearn.preprocessing import FunctionTransformer
 from dpbench import algorithms
 from dpbench.algorithms import _interpret_patch as patch
 from dpbench.algorithms._interpret_patch import InterpretChangedError, public_threshold_numeric_binning
+from dpbench.algorithms.base import released_zero_model
 from dpbench.algorithms.dp_ebm import DPEBMClassifier, DPEBMRegressor, range_grid, reachable_score_range
 from dpbench.algorithms.nonprivate import LogisticRegressionClassifier
 from dpbench.audit import audit_settings
 from dpbench.privacy import mu_from_epsilon_delta
+from dpbench.summary import spent_budget
 from dpbench.tuning.spaces import tuning_space
 
 FAST = {"n_rounds": 5, "random_state": 0}  # a handful of rounds keeps every fit ~10 ms
+BOX = {"y_bound": 1e10}  # a public label box: a regressor whose label range is not found still trains (in it)
 PUBLIC = {"private_bounds": False}  # the public boxes [-feature_bound, feature_bound], [-y_bound, y_bound]
 
 
@@ -71,7 +74,7 @@ def test_registry():
         assert audit_settings(name).params["n_rounds"] <= 20
     assert algorithms.make("dp_ebm_clf").max_leaves == 100  # paper 001's main setting
     est = algorithms.make("dp_ebm")  # private feature bounds and label range inside public boxes (issue 36)
-    assert (est.y_bound, est.feature_bound, est.private_bounds) == (1e10, 1e5, True)
+    assert (est.y_bound, est.feature_bound, est.private_bounds) == (None, 1e5, True)
 
 
 # ----------------------------------------------------------------------------- categories never from the data
@@ -95,7 +98,7 @@ def test_a_level_in_one_row_does_not_change_the_bins():
     grid = np.linspace(0.0, 1.0, 2 * (32 - 1) + 1)
     raw_changed = moved = 0
     for seed in range(20):
-        kw = dict(feature_types=types, n_rounds=2, random_state=seed)
+        kw = dict(feature_types=types, n_rounds=2, random_state=seed, **BOX)
         with_row = DPEBMRegressor(**kw).fit(X, y).model_
         without = DPEBMRegressor(**kw).fit(X[keep], y[keep]).model_
         assert list(with_row.feature_types_in_) == ["continuous"] * 3
@@ -336,8 +339,8 @@ def test_leaf_sums_are_interprets_safe_sums():
         np.testing.assert_array_equal(patch.leaf_sums(weights.tolist(), edges), expected)
 
 
-@pytest.mark.parametrize("cls, params", [(DPEBMRegressor, {"max_leaves": 3}),
-                                         (DPEBMRegressor, {"max_leaves": 100, "max_bins": 8, "epsilon": 0.1}),
+@pytest.mark.parametrize("cls, params", [(DPEBMRegressor, {"max_leaves": 3, **BOX}),
+                                         (DPEBMRegressor, {"max_leaves": 100, "max_bins": 8, "epsilon": 0.1, **BOX}),
                                          (DPEBMClassifier, {"max_leaves": 100}),
                                          (DPEBMClassifier, {"max_leaves": 2, "epsilon": 0.1})])
 def test_dp_boost_is_interprets_boost(cls, params, reg_data, clf_data, monkeypatch):
@@ -460,6 +463,24 @@ def test_regressor_releases_its_label_range_and_keeps_the_model_in_it():
     assert np.mean((est.predict(X) - y) ** 2) < 0.1 * np.mean(y**2)  # far better than the zero model
 
 
+def test_regressor_without_a_label_range_releases_the_zero_model():
+    """Too few rows for the label's noisy histogram (no cell clears 4 standard deviations): the public box would
+    be [-1e10, 1e10], so the regressor releases the zero model ('label_range_not_found'), interpret not run: the
+    ledger holds the bounds' release alone, under the budget.  The same data with enough budget train a model."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(0, 1, size=(500, 3))
+    y = 5 + X[:, 0] + rng.normal(0, 0.1, 500)
+    est = DPEBMRegressor(epsilon=0.1, delta=1e-6, random_state=0).fit(X, y)
+    assert est.fit_status_ == "label_range_not_found" and released_zero_model(est)
+    np.testing.assert_array_equal(est.predict(X), np.zeros(len(X)))
+    assert [e.name.startswith("DP-EBM bounds") for e in est.privacy_ledger_.entries] == [True]
+    spent = spent_budget(est, 0.1, 1e-6)
+    assert spent["ok"] and spent["spent_epsilon"] == pytest.approx(0.05 * 0.1)
+    trained = DPEBMRegressor(epsilon=1e4, delta=1e-6, n_rounds=20, random_state=0).fit(X, y)
+    assert trained.fit_status_ == "ok" and not released_zero_model(trained)
+    assert np.mean((trained.predict(X) - y) ** 2) < np.mean(y**2)
+
+
 def test_data_are_clipped_to_the_bounds():
     rng = np.random.default_rng(2)
     X, y = rng.normal(0, 3, size=(500, 3)), rng.normal(0, 5, size=500)
@@ -480,13 +501,13 @@ def test_seeded_from_random_state(reg_data):
     mean of 30 (so the former bound, 5 sd, failed a CI run about once in 150); the widened range reaches ~10 sd
     below and above, beyond which none of the 300 lay."""
     X, y, Xt, yt = reg_data
-    p1, p2, p3 = (DPEBMRegressor(n_rounds=5, random_state=s).fit(X, y).predict(Xt) for s in (3, 3, 4))
+    p1, p2, p3 = (DPEBMRegressor(n_rounds=5, random_state=s, **BOX).fit(X, y).predict(Xt) for s in (3, 3, 4))
     np.testing.assert_array_equal(p1, p2)
     assert not np.allclose(p1, p3)
-    seeded = [np.mean((DPEBMRegressor(n_rounds=5, random_state=s).fit(X, y).predict(Xt) - yt) ** 2)
+    seeded = [np.mean((DPEBMRegressor(n_rounds=5, random_state=s, **BOX).fit(X, y).predict(Xt) - yt) ** 2)
               for s in range(200)]
     low, high = min(seeded), max(seeded)
-    u1, u2 = (DPEBMRegressor(n_rounds=5).fit(X, y).predict(Xt) for _ in range(2))
+    u1, u2 = (DPEBMRegressor(n_rounds=5, **BOX).fit(X, y).predict(Xt) for _ in range(2))
     assert not np.allclose(u1, u2)  # not a fixed seed in disguise
     for u in (u1, u2):
         assert low - (high - low) < np.mean((u - yt) ** 2) < high + (high - low)
