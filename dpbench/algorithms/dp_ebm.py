@@ -65,10 +65,10 @@ column's range runs from the low edge of its first cell to the high edge of its 
 exceeds 4 noise standard deviations (no cell: the public box), post-processing; the label's is widened to hold
 0, the model's start.  A label with no cell above the threshold (small n at small epsilon: at eps 0.1 the
 threshold is ~13,000 rows in one cell for 20 features) falls back to the public box [-y_bound, y_bound] when the
-user gives one (tuned mode: Table I's data clipping bound, as paper 000 tunes it); with none (y_bound None, the
-default) the regressor releases the zero model (`fit_status_ = 'label_range_not_found'`, interpret's share
-unspent): a box as wide as the grid's top (1e10) left fixed DP-EBM at test MSE ~1e17 on 15 of 23 raw tasks at
-eps 0.1.
+user gives one (y_bound below 1e10; tuned mode: Table I's data clipping bound, as paper 000 tunes it); with none
+(the default y_bound 1e10 = LABEL_TOP, the grid's top) the regressor releases the zero model (`fit_status_ =
+'label_range_not_found'`, interpret's share unspent): the box [-1e10, 1e10] left fixed DP-EBM at test MSE ~1e17
+on 15 of 23 raw tasks at eps 0.1.
 (dpbench before issue 36 drew each feature's 1% / 99% quantiles by an exponential mechanism at bound_share /
 (2 k) of epsilon each: on telco and cod-rna at eps 1 the draws landed decades away
 from the data, e.g. [-12589, 1] for values in [0.12, 0.41], which left DP-EBM one bin per feature.)
@@ -119,7 +119,7 @@ from dpbench.privacy.mechanisms import noise_weakening
 
 FEATURE_TYPES = ("continuous", "nominal")
 INDICATOR_BOUNDS = (0.0, 1.0)  # a 'nominal' column is a one-hot indicator (dpbench's encoding)
-LABEL_TOP = 1e10  # the label grid's top when no public label box is given (y_bound None)
+LABEL_TOP = 1e10  # y_bound at or above it (the default) is no public label box, only the label grid's top
 
 
 
@@ -198,9 +198,9 @@ class _DPEBMMixin:
                        regression: bool = False):
         """interpret's `interpret_class` fitted on the clipped rows plus the public phantom records (x = 0, one
         per label in `phantom_labels`): appended to every dataset, whatever it holds (module docstring,
-        "Degenerate data").  `regression`: the label's range is released with the features' inside the public
-        box [-y_bound, y_bound] (y_bound None: inside [-LABEL_TOP, LABEL_TOP], with no public box to fall back
-        to; module docstring, "Private bounds").  interpret is imported here, not when dpbench.algorithms is."""
+        "Degenerate data").  `regression`: the label's range is released with the features' inside
+        [-y_bound, y_bound], a public box to fall back to when y_bound < LABEL_TOP (module docstring, "Private
+        bounds").  interpret is imported here, not when dpbench.algorithms is."""
         from dpbench.algorithms import _interpret_patch as patch
 
         d = X.shape[1]
@@ -208,10 +208,10 @@ class _DPEBMMixin:
         self.clip_bounds_ = self._clip_bounds(d)
         self.interpret_epsilon_, self.interpret_delta_ = float(self.epsilon), float(self.delta)
         continuous = [j for j, t in enumerate(self._feature_types(d)) if t != "nominal"]
-        box = getattr(self, "y_bound", None)
-        if regression and box is None and not self.private_bounds:
-            raise ValueError("private_bounds=False needs a public label range: set y_bound")
-        target = None if not regression else np.array([-1.0, 1.0]) * (LABEL_TOP if box is None else float(box))
+        box = regression and self.y_bound < LABEL_TOP  # a public label box, else no range is known (the default)
+        if regression and not box and not self.private_bounds:
+            raise ValueError(f"private_bounds=False needs a public label range: y_bound below {LABEL_TOP:g}")
+        target = np.array([-1.0, 1.0]) * float(self.y_bound) if regression else None
         if self.private_bounds and (continuous or target is not None):
             eps_b, delta_b = self.epsilon * self.bound_share, self.delta * self.bound_share
             cols = [X[:, continuous]] + ([] if target is None else [np.asarray(y, dtype=float)[:, None]])
@@ -220,7 +220,7 @@ class _DPEBMMixin:
             self.clip_bounds_[continuous] = np.clip(ranges[:len(continuous)], -self.feature_bound,
                                                     self.feature_bound)
             self.interpret_epsilon_, self.interpret_delta_ = self.epsilon - eps_b, self.delta - delta_b
-            if target is not None and not found[-1] and box is None:
+            if target is not None and not found[-1] and not box:
                 # no label range and no public box: the zero model, interpret's share unspent ("Private bounds")
                 self.fit_status_, self.target_bounds_ = "label_range_not_found", target
                 return ZeroModel()
@@ -309,10 +309,10 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
     public; no public range suits raw tasks whose labels run to 1e5 (with dpbench's earlier [-1, 1], fixed DP-EBM
     was within 10% of the zero model on 8 of 23 tasks, issue 36), so by default dpbench releases them privately
     on `bound_share` = 5% of the budget (module docstring, "Private bounds"; a departure): the features' inside
-    the public box [-feature_bound, feature_bound] = 1e5, the label's inside [-y_bound, y_bound] when y_bound is
-    given (a public box, e.g. Table I's tuned data clipping bound: the range when the release finds none) and
-    otherwise (y_bound None, the default) inside [-1e10, 1e10] with no box to fall back to: the zero model
-    (`fit_status_ = 'label_range_not_found'`).  private_bounds=False: the boxes themselves (y_bound required).
+    the public box [-feature_bound, feature_bound] = 1e5, the label's inside [-y_bound, y_bound].  A y_bound below
+    1e10 is a public label box (e.g. Table I's tuned data clipping bound), the range when the release finds none;
+    the default 1e10 (LABEL_TOP) says no range is known: the zero model then (`fit_status_ =
+    'label_range_not_found'`).  private_bounds=False: the boxes themselves (a y_bound below 1e10 required).
     The model is kept inside the label range over the whole feature box (the residual
     bound of the privacy argument, change 3); `target_bounds_` holds it.
     """
@@ -320,14 +320,14 @@ class DPEBMRegressor(_DPEBMMixin, RegressorMixin, DPEstimator):
     composes_in_gdp = False  # interpret's noise, basic composition
 
     private = True
-    _parameter_constraints = {**_DPEBMMixin._parameter_constraints, "y_bound": [None, *POSITIVE]}
+    _parameter_constraints = {**_DPEBMMixin._parameter_constraints, "y_bound": POSITIVE}
 
     def __init__(
         self,
         epsilon=1.0,
         delta=1e-6,
         feature_bound=1e5,
-        y_bound=None,
+        y_bound=LABEL_TOP,
         private_bounds=True,
         bound_share=0.05,
         n_rounds=300,

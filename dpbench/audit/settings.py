@@ -50,8 +50,8 @@ SETTINGS: dict[str, AuditSettings] = {
     # the binning's first merge (max_bins 17: interpret merges to 16) decides the canary's bin
     # y_bound: a public label box, so that a design's few rows reach interpret's fit (with none, a label range
     # not found releases the zero model: post-processing of the bounds' histogram, which both paths release)
-    "dp_ebm": AuditSettings(params={"n_rounds": 10, "y_bound": 1e10}, power={
-        "design": "quantile_tie", "rows": 646, "runs": 1000, "params": {**_DP_EBM_POWER, "y_bound": 1e10}}),
+    "dp_ebm": AuditSettings(params={"n_rounds": 10, "y_bound": 1e9}, power={
+        "design": "quantile_tie", "rows": 646, "runs": 1000, "params": {**_DP_EBM_POWER, "y_bound": 1e9}}),
     # as the regressor's, public bounds
     "dp_ebm_clf": AuditSettings(params={"n_rounds": 10, "max_leaves": 3}, power={
         "design": "quantile_tie", "rows": 646, "runs": 1000,
