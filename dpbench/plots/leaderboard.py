@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from dpbench import leaderboard as lb
+from dpbench.leaderboard import tasks_text
 from dpbench.plots import common, figure
 from dpbench.tuning import MODE_LABELS
 
@@ -88,8 +89,8 @@ def leaderboard(df: pd.DataFrame, title: str = "", metric: str | None = None, al
         board = ranked[(ranked["tuning_mode"] == mode) & (ranked["epsilon"] == e)]
         avg = pd.Series(board["average_rank"].to_numpy(), index=board["entry"])
         t = t.iloc[0]
-        cd_diagram(ax, avg, t["cd"], f"{MODE_LABELS.get(mode, mode)}, ε = {e:g}: {t['n_tasks']} tasks, "
-                                     f"Friedman p = {t['p_f']:.2g}")
+        p = f"Friedman p = {t['p_f']:.2g}" if np.isfinite(t["p_f"]) else "no Friedman test"
+        cd_diagram(ax, avg, t["cd"], f"{MODE_LABELS.get(mode, mode)}, ε = {e:g}: {tasks_text(t['n_tasks'])}, {p}")
     fig.suptitle(title or f"Average rank by {common.metric_label(column)} (1 = best)", fontsize=11)
     fig.tight_layout()
     return fig
@@ -121,7 +122,7 @@ def win_rate_figure(cell: pd.DataFrame, title: str = ""):
         labels = [entry_label(e) for e in order]
         ax.set_xticks(range(len(order)), labels, rotation=45, ha="right", fontsize=8)
         ax.set_yticks(range(len(order)), labels, fontsize=8)
-        ax.set_title(f"{MODE_LABELS.get(mode, mode)}, ε = {eps:g} ({len(s)} tasks)", fontsize=9)
+        ax.set_title(f"{MODE_LABELS.get(mode, mode)}, ε = {eps:g} ({tasks_text(len(s))})", fontsize=9)
     fig.suptitle(title or "Share of tasks on which the row beats the column (ties: half)", fontsize=11)
     fig.tight_layout()
     return fig
@@ -146,7 +147,7 @@ def profile_figure(cell: pd.DataFrame, title: str = ""):
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("τ (error / best error)")
         ax.set_ylabel("share of tasks")
-        ax.set_title(f"{MODE_LABELS.get(mode, mode)}, ε = {eps:g} ({len(s)} tasks)", fontsize=9)
+        ax.set_title(f"{MODE_LABELS.get(mode, mode)}, ε = {eps:g} ({tasks_text(len(s))})", fontsize=9)
         common.grid(ax)
     handles, labels = axes_legend(fig)
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False,
