@@ -349,19 +349,26 @@ def gaps(cell: pd.DataFrame, grid: pd.DataFrame) -> list[str]:
              "tuning_mode": ("modes", lambda m: MODE_LABELS.get(m, m).lower()), "epsilon": ("eps", "{:g}".format)}
     out, covered = [], pd.Series(False, index=want.index)
     for level, (what, label) in words.items():
-        none = [v for v, every in missing.groupby(level=level).all().items() if every]
+        every = missing.groupby(level=level).all()
+        none = [v for v, lacking in every.items() if lacking]
         if none:
-            out.append(f"no cell for the {what} {', '.join(label(v) for v in none)}")
+            out.append(f"no cell for {len(none)} of the grid's {len(every)} {what} ({_few(map(label, none))})")
             covered |= want.index.get_level_values(level).isin(none)
     rest = missing & ~covered
     if rest.any():
         tasks = sorted(set(rest[rest].index.get_level_values("dataset")))
-        out.append(f"{int(rest.sum())} more of the grid's {len(want)} cells missing (on {len(tasks)} task(s): "
-                   f"{', '.join(tasks[:5])}{', ...' if len(tasks) > 5 else ''})")
+        out.append(f"{int(rest.sum())} more of the grid's {len(want)} cells missing (on {tasks_text(len(tasks))}: "
+                   f"{_few(tasks)})")
     short = int((have < want).sum())
     if short:
         out.append(f"{short} cells with fewer seeds than the grid's {int(want.max())}")
     return out
+
+
+def _few(names, shown: int = 6) -> str:
+    """'a, b, c' or, past `shown` names, 'a, b, ..., f and 12 more'."""
+    names = list(names)
+    return ", ".join(names) if len(names) <= shown else f"{', '.join(names[:shown])} and {len(names) - shown} more"
 
 
 def protocol_runs(sweep_dir) -> tuple[list, str]:
