@@ -267,16 +267,17 @@ TABLES = ("cells", "boards", "tests", "tuning_cost", "rank_agreement")
 FIGURES = ("cd.png", "win_rates.png", "profiles.png")
 
 
-def write_board(df: pd.DataFrame, out_dir, metric: str | None = None, alpha: float = 0.05) -> list:
+def write_board(df: pd.DataFrame, out_dir, metric: str | None = None, alpha: float = 0.05,
+                figures: bool = True) -> list:
     """The leaderboard of result rows `df` in `out_dir`: cells.csv (each cell's mean and interval), boards.csv
     (ranked entries per mode and epsilon), tests.csv (Friedman, CD, the metric), tuning_cost.csv,
     rank_agreement.csv, and the figures cd.png (critical-difference diagrams), win_rates.png and profiles.png.
-    Returns the paths."""
+    Returns the paths (figures=False: the tables only, seconds sooner)."""
     from pathlib import Path
 
     from dpbench import plots
     from dpbench.plots import common
-    from dpbench.plots import leaderboard as figures
+    from dpbench.plots import leaderboard as lbplots
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -290,10 +291,12 @@ def write_board(df: pd.DataFrame, out_dir, metric: str | None = None, alpha: flo
     for name, table in tables.items():
         table.to_csv(out / f"{name}.csv", index=False)
         written.append(out / f"{name}.csv")
+    if not figures:
+        return written
     written.append(common.save(plots.make({"kind": "leaderboard", "metric": column, "alpha": alpha}, df),
                                out / "cd.png"))
-    written.append(common.save(figures.win_rate_figure(cell), out / "win_rates.png"))
-    written.append(common.save(figures.profile_figure(cell), out / "profiles.png"))
+    written.append(common.save(lbplots.win_rate_figure(cell), out / "win_rates.png"))
+    written.append(common.save(lbplots.profile_figure(cell), out / "profiles.png"))
     return written
 
 
@@ -352,7 +355,9 @@ def gaps(cell: pd.DataFrame, grid: pd.DataFrame) -> list[str]:
         every = missing.groupby(level=level).all()
         none = [v for v, lacking in every.items() if lacking]
         if none:
-            out.append(f"no cell for {len(none)} of the grid's {len(every)} {what} ({_few(map(label, none))})")
+            names = [label(v) for v in none]
+            out.append(f"no cell for {len(none)} of the grid's {len(every)} {what} "
+                       f"({_few(names if level == 'epsilon' else sorted(names))})")
             covered |= want.index.get_level_values(level).isin(none)
     rest = missing & ~covered
     if rest.any():
@@ -361,7 +366,7 @@ def gaps(cell: pd.DataFrame, grid: pd.DataFrame) -> list[str]:
                    f"{_few(tasks)})")
     short = int((have < want).sum())
     if short:
-        out.append(f"{short} cells with fewer seeds than the grid's {int(want.max())}")
+        out.append(f"{short} cell{'s' if short != 1 else ''} with fewer seeds than the grid's {int(want.max())}")
     return out
 
 
