@@ -23,7 +23,7 @@ def cd_diagram(ax, avg: pd.Series, cd: float, title: str) -> None:
     drawn above."""
     k = len(avg)
     ax.set_xlim(0.5, k + 0.5)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.08)
     ax.axis("off")
     ax.hlines(0.8, 1, k, color="black", lw=1)
     for r in range(1, k + 1):
@@ -31,7 +31,7 @@ def cd_diagram(ax, avg: pd.Series, cd: float, title: str) -> None:
         ax.text(r, 0.85, str(r), ha="center", va="bottom", fontsize=8)
     if np.isfinite(cd):  # (a CD wider than the axis, few tasks: drawn to its end)
         ax.hlines(0.97, 1, min(1 + cd, k), color="black", lw=1.5)
-        ax.text(1 + min(cd, k - 1) / 2, 0.93, f"CD = {cd:.2f}", ha="center", va="top", fontsize=8)
+        ax.text(1 + min(cd, k - 1) / 2, 0.985, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8)  # above it
     half = (k + 1) // 2
     step = 0.7 / max(half, k - half, 1)
     colors = common.algorithm_colors([e.partition(":")[0] for e in avg.index])
