@@ -305,6 +305,8 @@ def write_board(df: pd.DataFrame, out_dir, metric: str | None = None, alpha: flo
 # ---------------------------------------------------------------------------------------------------------
 @dataclass
 class Board:
+    """A board as `write_board` left it (`read_board`): its tables, what it lacks of its grid, its figures."""
+
     tables: dict  # TABLES' name -> DataFrame, as written
     gaps: list  # what the board lacks of its grid, in words ([]: complete)
     grid: str  # which grid it is measured against
@@ -323,6 +325,7 @@ class Board:
 
     @property
     def epsilons(self) -> list[float]:
+        """The epsilons the board ranks at, ascending."""
         return sorted(set(self.tables["tests"].get("epsilon", [])))
 
 
