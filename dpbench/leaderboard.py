@@ -432,6 +432,11 @@ def tasks_text(n) -> str:
     return f"{int(n)} task{'s' if int(n) != 1 else ''}"
 
 
+def p_text(p: float) -> str:
+    """'p = 0.032', 'p < 0.001' (a p-value of 0: perfectly concordant ranks)."""
+    return f"p = {p:.2g}" if p >= 0.001 else "p < 0.001"
+
+
 def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
@@ -460,7 +465,7 @@ def findings(board: Board) -> list[str]:
             continue
         test, g = test.iloc[0], _at(ranked, "private_selection", eps)
         best = g[np.isclose(g["average_rank"], g["average_rank"].min())]
-        p = (f"Friedman p = {test['p_f']:.2g}" if np.isfinite(test["p_f"]) else "no Friedman test on one task")
+        p = f"Friedman {p_text(test['p_f'])}" if np.isfinite(test["p_f"]) else "no Friedman test on one task"
         first.append(f"{' and '.join(entry_label(e) for e in best['entry'])} at eps {eps:g} (average rank "
                      f"{best['average_rank'].iloc[0]:.2f} of {int(test['k'])} entries over "
                      f"{tasks_text(test['n_tasks'])}, {p})")
@@ -526,7 +531,7 @@ def rank_table(board: Board, eps: float) -> pd.DataFrame:
                 letters[e].append(chr(ord("a") + j))
         columns[MODE_LABELS.get(mode, mode)] = {e: f"{r:.2f}" + (f" ({', '.join(letters[e])})" if letters[e] else "")
                                                 for e, r in avg.items()}
-        p = f"{test['p_f']:.2g}" if np.isfinite(test["p_f"]) else "-"
+        p = p_text(test["p_f"]).removeprefix("p = ").removeprefix("p ") if np.isfinite(test["p_f"]) else "-"
         left = f" ({int(test['tasks_left_out'])} left out)" if test["tasks_left_out"] else ""
         footer[MODE_LABELS.get(mode, mode)] = f"{int(test['n_tasks'])}{left} / {p} / {test['cd']:.2f}"
     if not columns:

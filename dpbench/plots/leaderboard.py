@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from dpbench import leaderboard as lb
-from dpbench.leaderboard import tasks_text
+from dpbench.leaderboard import p_text, tasks_text
 from dpbench.plots import common, figure
 from dpbench.tuning import MODE_LABELS
 
@@ -89,7 +89,7 @@ def leaderboard(df: pd.DataFrame, title: str = "", metric: str | None = None, al
         board = ranked[(ranked["tuning_mode"] == mode) & (ranked["epsilon"] == e)]
         avg = pd.Series(board["average_rank"].to_numpy(), index=board["entry"])
         t = t.iloc[0]
-        p = f"Friedman p = {t['p_f']:.2g}" if np.isfinite(t["p_f"]) else "no Friedman test"
+        p = f"Friedman {p_text(t['p_f'])}" if np.isfinite(t["p_f"]) else "no Friedman test"
         cd_diagram(ax, avg, t["cd"], f"{MODE_LABELS.get(mode, mode)}, ε = {e:g}: {tasks_text(t['n_tasks'])}, {p}")
     fig.suptitle(title or f"Average rank by {common.metric_label(column)} (1 = best)", fontsize=11)
     fig.tight_layout()
