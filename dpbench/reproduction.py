@@ -177,6 +177,8 @@ def sections(results_dir: Path) -> list[Section]:
             sec.board = lb.read_board(results_dir / name)
         except Exception as exc:  # noqa: BLE001 - as an unreadable results directory
             sec.error = f"board unreadable: {type(exc).__name__}: {exc}"
+        if sec.board is not None:  # its figures replace the sweep's (a CD diagram of the sweep's rows alone)
+            sec.figures = []
         sec.not_judged = None if sec.smoke or sec.error else paper_settings(results_dir, name)
         for c in [] if sec.smoke or sec.not_judged else claims.claims(name):
             verdict = judge(c, results_dir)

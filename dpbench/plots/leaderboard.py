@@ -117,8 +117,10 @@ def win_rate_figure(cell: pd.DataFrame, title: str = ""):
         ax.imshow(w.to_numpy(dtype=float), cmap="RdBu", vmin=0, vmax=1)
         for i in range(len(order)):
             for j in range(len(order)):
-                if i != j:
-                    ax.text(j, i, f"{w.iloc[i, j]:.2f}", ha="center", va="center", fontsize=7)
+                if i != j:  # white on the dark ends of the colour map
+                    v = w.iloc[i, j]
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                            color="white" if abs(v - 0.5) > 0.3 else "black")
         labels = [entry_label(e) for e in order]
         ax.set_xticks(range(len(order)), labels, rotation=45, ha="right", fontsize=8)
         ax.set_yticks(range(len(order)), labels, fontsize=8)
