@@ -295,6 +295,7 @@ def test_the_report_shows_each_board(boards, monkeypatch):
     from dpbench import reproduction
 
     monkeypatch.setattr(reproduction, "experiment_run_ids", dict)  # no shipped grid writes to these sweeps
+    (boards / "lbtest" / "lbtest.png").write_bytes((boards / "lbtest" / lb.BOARD / "cd.png").read_bytes())
     html_path, md_path, secs = reproduction.write(boards)
     md, page = md_path.read_text(), html_path.read_text()
     assert "- [lbtest](#lbtest): no claims checked; complete board" in md
@@ -305,6 +306,7 @@ def test_the_report_shows_each_board(boards, monkeypatch):
     assert "### Leaderboard, ranked by test MSE" in md and "#### Average ranks at eps 0.1" in md
     assert reproduction.markdown_table(lb.rank_table(complete, 1.0)) in md
     assert reproduction.markdown_table(lb.cost_table(complete)) in md
+    assert "lbtest/lbtest.png" not in md  # the sweep's own CD diagram: the board's replaces it
     for f in lb.FIGURES:
         assert f"[![lbtest](lbtest/board/{f})](lbtest/board/{f})" in md and (boards / "lbtest" / lb.BOARD / f).is_file()
         assert f"<img src='lbtest/board/{f}'" in page
