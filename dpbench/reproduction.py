@@ -10,7 +10,10 @@ sweeps and analyses alike) are listed last under "smoke, not judged": no claim i
 that does not hold every run of its shipped experiment's grid (quick tuning, a sub-grid, fewer seeds: "not at the
 paper's settings, not judged", with what differs), and a claim reads only the runs of that grid (`paper_rows`:
 a user's extra grid values are drawn but do not decide).  Runs count with what they released (`dpbench.claims`); a
-verdict that excluding the fallbacks would change carries a sensitivity line.
+verdict that excluding the fallbacks would change carries a sensitivity line.  A sweep with a leaderboard board
+(`<name>/board/`, `dpbench.leaderboard`) shows it: sentences made from its files, its ranks per epsilon, its
+figures and the cost of honest tuning, and whether it holds every cell of its grid (a partial board says what
+it lacks, first and in the contents).
 """
 
 from __future__ import annotations
