@@ -18,6 +18,7 @@ how many were.  The methods are Demsar's (JMLR 7, 2006), the standard for compar
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -261,15 +262,22 @@ def rank_agreement(ranked: pd.DataFrame, mode: str, reference: str = "tuned") ->
 # ---------------------------------------------------------------------------------------------------------
 # the board's files
 # ---------------------------------------------------------------------------------------------------------
-def write_board(df: pd.DataFrame, out_dir, metric: str | None = None, alpha: float = 0.05) -> list:
+BOARD = "board"  # a sweep directory's board: <results_dir>/<name>/board/
+TABLES = ("cells", "boards", "tests", "tuning_cost", "rank_agreement")
+FIGURES = ("cd.png", "win_rates.png", "profiles.png")
+
+
+def write_board(df: pd.DataFrame, out_dir, metric: str | None = None, alpha: float = 0.05,
+                figures: bool = True) -> list:
     """The leaderboard of result rows `df` in `out_dir`: cells.csv (each cell's mean and interval), boards.csv
-    (ranked entries per mode and epsilon), tests.csv (Friedman, CD), tuning_cost.csv, rank_agreement.csv, and the
-    figures cd.png (critical-difference diagrams), win_rates.png and profiles.png.  Returns the paths."""
+    (ranked entries per mode and epsilon), tests.csv (Friedman, CD, the metric), tuning_cost.csv,
+    rank_agreement.csv, and the figures cd.png (critical-difference diagrams), win_rates.png and profiles.png.
+    Returns the paths (figures=False: the tables only, seconds sooner)."""
     from pathlib import Path
 
     from dpbench import plots
     from dpbench.plots import common
-    from dpbench.plots import leaderboard as figures
+    from dpbench.plots import leaderboard as lbplots
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -277,14 +285,305 @@ def write_board(df: pd.DataFrame, out_dir, metric: str | None = None, alpha: flo
     cell = cells(errs)
     ranked, tests = boards(cell, alpha)
     agreement = pd.concat([rank_agreement(ranked, m) for m in ("fixed", "private_selection")], ignore_index=True)
-    tables = {"cells": cell, "boards": ranked, "tests": tests, "tuning_cost": tuning_cost(cell),
+    tables = {"cells": cell, "boards": ranked, "tests": tests.assign(metric=column), "tuning_cost": tuning_cost(cell),
               "rank_agreement": agreement}
     written = []
     for name, table in tables.items():
         table.to_csv(out / f"{name}.csv", index=False)
         written.append(out / f"{name}.csv")
+    if not figures:
+        return written
     written.append(common.save(plots.make({"kind": "leaderboard", "metric": column, "alpha": alpha}, df),
                                out / "cd.png"))
-    written.append(common.save(figures.win_rate_figure(cell), out / "win_rates.png"))
-    written.append(common.save(figures.profile_figure(cell), out / "profiles.png"))
+    written.append(common.save(lbplots.win_rate_figure(cell), out / "win_rates.png"))
+    written.append(common.save(lbplots.profile_figure(cell), out / "profiles.png"))
     return written
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a written board, read back: what it lacks of its grid, and what it says (the report's and the README's words)
+# ---------------------------------------------------------------------------------------------------------
+@dataclass
+class Board:
+    """A board as `write_board` left it (`read_board`): its tables, what it lacks of its grid, its figures."""
+
+    tables: dict  # TABLES' name -> DataFrame, as written
+    gaps: list  # what the board lacks of its grid, in words ([]: complete)
+    grid: str  # which grid it is measured against
+    figures: list  # FIGURES' names that are there
+
+    @property
+    def metric(self) -> str:
+        """'test MSE', or '1 - test F1' for a metric where higher is better: what the board's errors are."""
+        from dpbench.plots.common import lower_is_better, metric_label
+
+        tests = self.tables["tests"]
+        column = tests["metric"].iloc[0] if "metric" in tests and len(tests) else None
+        if column is None:
+            return "error"
+        return metric_label(column) if lower_is_better(column) else f"1 - {metric_label(column)}"
+
+    @property
+    def epsilons(self) -> list[float]:
+        """The epsilons the board ranks at, ascending."""
+        return sorted(set(self.tables["tests"].get("epsilon", [])))
+
+
+def grid_cells(runs) -> pd.DataFrame:
+    """The cells a grid of runs fills when every run releases a result: (tuning_mode, epsilon, dataset, entry) and
+    the number of seeds."""
+    from dpbench.data import dataset_label
+
+    keys = [(r.tuning_mode, float(r.epsilon), dataset_label(r.dataset), entry_name(r.algorithm, r.params.get("loss")),
+             r.seed) for r in runs]
+    frame = pd.DataFrame(keys, columns=["tuning_mode", "epsilon", "dataset", "entry", "seed"])
+    return frame.groupby(["tuning_mode", "epsilon", "dataset", "entry"], as_index=False)["seed"].nunique() \
+        .rename(columns={"seed": "seeds"})
+
+
+def gaps(cell: pd.DataFrame, grid: pd.DataFrame) -> list[str]:
+    """What the board's cells lack of the grid's, in words ([] when every cell is there with every seed): the
+    entries, tasks, modes and epsilons without any cell, then the other cells missing, then cells short of seeds."""
+    from dpbench.plots.leaderboard import entry_label
+    from dpbench.tuning import MODE_LABELS
+
+    keys = ["tuning_mode", "epsilon", "dataset", "entry"]
+    want = grid.set_index(keys)["seeds"]
+    have = cell.set_index(keys)["seeds"].reindex(want.index) if len(cell) else pd.Series(math.nan, want.index)
+    missing = have.isna()
+    words = {"entry": ("entries", entry_label), "dataset": ("tasks", str),
+             "tuning_mode": ("modes", lambda m: MODE_LABELS.get(m, m).lower()), "epsilon": ("eps", "{:g}".format)}
+    out, covered = [], pd.Series(False, index=want.index)
+    for level, (what, label) in words.items():
+        every = missing.groupby(level=level).all()
+        none = [v for v, lacking in every.items() if lacking]
+        if none:
+            names = [label(v) for v in none]
+            out.append(f"no cell for {len(none)} of the grid's {len(every)} {what} "
+                       f"({_few(names if level == 'epsilon' else sorted(names))})")
+            covered |= want.index.get_level_values(level).isin(none)
+    rest = missing & ~covered
+    if rest.any():
+        tasks = sorted(set(rest[rest].index.get_level_values("dataset")))
+        out.append(f"{int(rest.sum())} more of the grid's {len(want)} cells missing (on {tasks_text(len(tasks))}: "
+                   f"{_few(tasks)})")
+    short = int((have < want).sum())
+    if short:
+        out.append(f"{short} cell{'s' if short != 1 else ''} with fewer seeds than the grid's {int(want.max())}")
+    return out
+
+
+def _few(names, shown: int = 6) -> str:
+    """'a, b, c' or, past `shown` names, 'a, b, ..., f and 12 more'."""
+    names = list(names)
+    return ", ".join(names) if len(names) <= shown else f"{', '.join(names[:shown])} and {len(names) - shown} more"
+
+
+def protocol_runs(sweep_dir) -> tuple[list, str]:
+    """The runs a board in `sweep_dir` should rank, and which grid that is: the shipped experiment's when the
+    directory is one's (the reference leaderboard, judged against the full protocol), else the grid its sweep
+    ran (config.json); ([], why) when neither is known."""
+    import json
+    from pathlib import Path
+
+    from dpbench import config
+    from dpbench.runner.grid import expand
+
+    sweep_dir = Path(sweep_dir)
+    if sweep_dir.name in config.experiment_names():
+        exp = config.experiment(config.validate(config.compose([f"experiment={sweep_dir.name}"])))
+        return expand(exp), f"experiment {sweep_dir.name}'s grid"
+    grid = sweep_dir / "config.json"
+    if grid.exists():
+        return expand(json.loads(grid.read_text())), "the grid its sweep ran (config.json)"
+    return [], "no grid known"
+
+
+def read_board(sweep_dir) -> Board | None:
+    """The board `write_board` left in `sweep_dir`/board (None when there is none), with its gaps against
+    `protocol_runs`."""
+    from pathlib import Path
+
+    out = Path(sweep_dir) / BOARD
+    if not (out / "boards.csv").exists():
+        return None
+    tables = {}
+    for name in TABLES:
+        try:
+            tables[name] = pd.read_csv(out / f"{name}.csv")
+        except (FileNotFoundError, pd.errors.EmptyDataError):  # a table written empty (no tuned cells, say)
+            tables[name] = pd.DataFrame()
+    runs, grid = protocol_runs(sweep_dir)
+    missing = gaps(tables["cells"], grid_cells(runs)) if runs else ["its grid is unknown, so its completeness is not "
+                                                                     "checked"]
+    return Board(tables, missing, grid, [f for f in FIGURES if (out / f).exists()])
+
+
+def _ratio(x: float) -> str:
+    """Two significant digits, never an exponent: 0.0094x, 0.98x, 1.0x, 4.5x, 110x."""
+    if not (np.isfinite(x) and x > 0):
+        return f"{x}x"
+    digits = 1 - math.floor(math.log10(x))
+    return f"{round(x, digits):.{max(digits, 0)}f}x"
+
+
+def tasks_text(n) -> str:
+    """'1 task', '30 tasks'."""
+    return f"{int(n)} task{'s' if int(n) != 1 else ''}"
+
+
+def p_text(p: float) -> str:
+    """'p = 0.032', 'p < 0.001' (a p-value of 0: perfectly concordant ranks)."""
+    return f"p = {p:.2g}" if p >= 0.001 else "p < 0.001"
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _series(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _at(table: pd.DataFrame, mode: str, eps: float) -> pd.DataFrame:
+    return table[(table["tuning_mode"] == mode) & np.isclose(table["epsilon"], eps)] if len(table) else table
+
+
+def findings(board: Board) -> list[str]:
+    """What the board says, in a few sentences made from its files: partial or not, who ranks first privately
+    selected, what honest tuning costs, how the ranking moves from the papers' protocol to the private one."""
+    from dpbench.plots.leaderboard import entry_label
+
+    t = board.tables
+    ranked, tests, cost, agree = t["boards"], t["tests"], t["tuning_cost"], t["rank_agreement"]
+    out = [f"This board is partial: {'; '.join(board.gaps)}." if board.gaps else
+           f"This board is complete: every cell of {board.grid}, with every seed."]
+    first = []
+    for eps in board.epsilons:
+        test = _at(tests, "private_selection", eps)
+        if test.empty:
+            continue
+        test, g = test.iloc[0], _at(ranked, "private_selection", eps)
+        best = g[np.isclose(g["average_rank"], g["average_rank"].min())]
+        p = f"Friedman {p_text(test['p_f'])}" if np.isfinite(test["p_f"]) else "no Friedman test on one task"
+        first.append(f"{' and '.join(entry_label(e) for e in best['entry'])} at eps {eps:g} (average rank "
+                     f"{best['average_rank'].iloc[0]:.2f} of {int(test['k'])} entries over "
+                     f"{tasks_text(test['n_tasks'])}, {p})")
+    if first:
+        out.append(f"With private selection, the first place goes to {_series(first)}.")
+    for mode, what in (("private_selection", "Privately selected"), ("fixed", "With fixed defaults")):
+        parts = []
+        for eps in board.epsilons:
+            g = _at(cost, mode, eps).sort_values("median_ratio")
+            if len(g):
+                lo, hi = g.iloc[0], g.iloc[-1]
+                parts.append(f"{_ratio(lo['median_ratio'])} ({entry_label(lo['entry'])})" + (
+                    f" to {_ratio(hi['median_ratio'])} ({entry_label(hi['entry'])})" if len(g) > 1 else "")
+                    + f" at eps {eps:g}")
+        if parts:
+            out.append(f"{what}, an entry's {board.metric} over its non-privately tuned one is {_series(parts)} "
+                       "(the median over tasks of the ratio).")
+    taus = []
+    for mode in ("private_selection", "fixed"):
+        g = agree[(agree["mode"] == mode) & np.isfinite(agree["kendall_tau"])] if len(agree) else agree
+        taus.append(_series([f"{r.kendall_tau:.2f} at eps {r.epsilon:g}" for r in g.itertuples()]) if len(g) else "")
+    if taus[0]:
+        move = _largest_move(ranked)
+        out.append(f"Kendall's tau between the ranking under the papers' protocol (non-private tuning) and under "
+                   f"private selection is {taus[0]} (1: the same order)"
+                   + (f", and against fixed defaults {taus[1]}" if taus[1] else "")
+                   + (f"; the largest move is {entry_label(move[0])}'s, {_ordinal(move[1])} under the papers' "
+                      f"protocol and {_ordinal(move[2])} under private selection at eps {move[3]:g}" if move else "")
+                   + ".")
+    return out
+
+
+def _largest_move(ranked: pd.DataFrame):
+    """(entry, place tuned, place privately selected, eps) of the entry whose place moves most; None if none does."""
+    if ranked.empty:
+        return None
+    place = ranked.pivot_table(index=["epsilon", "entry"], columns="tuning_mode", values="place")
+    if not {"tuned", "private_selection"} <= set(place.columns):
+        return None
+    delta = (place["private_selection"] - place["tuned"]).abs().dropna()
+    if delta.empty or delta.max() == 0:
+        return None
+    eps, entry = delta.idxmax()
+    return entry, int(place.loc[(eps, entry), "tuned"]), int(place.loc[(eps, entry), "private_selection"]), eps
+
+
+def rank_table(board: Board, eps: float) -> pd.DataFrame:
+    """One epsilon's board as text: per entry its average rank in each mode, with the letters of its Nemenyi
+    cliques (entries sharing a letter are not told apart); the last row each mode's tasks, Friedman p and CD.
+    Entries in the order of private selection (else the first mode ranked)."""
+    from dpbench.plots.leaderboard import entry_label
+    from dpbench.tuning import MODE_LABELS
+
+    ranked, tests = board.tables["boards"], board.tables["tests"]
+    modes = [m for m in MODES if not _at(tests, m, eps).empty]
+    columns, footer = {}, {}
+    for mode in modes:
+        g, test = _at(ranked, mode, eps), _at(tests, mode, eps).iloc[0]
+        avg = pd.Series(g["average_rank"].to_numpy(), index=g["entry"])
+        letters = {e: [] for e in avg.index}
+        for j, group in enumerate(cliques(avg, test["cd"]) if np.isfinite(test["cd"]) else []):
+            for e in group:
+                letters[e].append(chr(ord("a") + j))
+        columns[MODE_LABELS.get(mode, mode)] = {e: f"{r:.2f}" + (f" ({', '.join(letters[e])})" if letters[e] else "")
+                                                for e, r in avg.items()}
+        p = p_text(test["p_f"]).removeprefix("p = ").removeprefix("p ") if np.isfinite(test["p_f"]) else "-"
+        left = f" ({int(test['tasks_left_out'])} left out)" if test["tasks_left_out"] else ""
+        footer[MODE_LABELS.get(mode, mode)] = f"{int(test['n_tasks'])}{left} / {p} / {test['cd']:.2f}"
+    if not columns:
+        return pd.DataFrame()
+    order = "private_selection" if "private_selection" in modes else modes[0]
+    entries = list(_at(ranked, order, eps).sort_values("average_rank")["entry"])
+    entries += [e for c in columns.values() for e in c if e not in entries]
+    rows = [{"entry": entry_label(e), **{m: c.get(e, "-") for m, c in columns.items()}} for e in dict.fromkeys(entries)]
+    rows.append({"entry": "tasks / Friedman p / CD", **footer})
+    return pd.DataFrame(rows)
+
+
+def cost_table(board: Board) -> pd.DataFrame:
+    """The cost of honest tuning as text: per entry and epsilon, each private mode's error over the non-privately
+    tuned one (median over tasks; geometric mean; on how many tasks it was worse)."""
+    from dpbench.plots.leaderboard import entry_label
+    from dpbench.tuning import MODE_LABELS
+
+    cost = board.tables["tuning_cost"]
+    if cost.empty:
+        return pd.DataFrame()
+    rows = {}
+    for r in cost.sort_values(["epsilon", "entry"]).itertuples():
+        row = rows.setdefault((r.epsilon, r.entry), {"eps": f"{r.epsilon:g}", "entry": entry_label(r.entry)})
+        row[f"{MODE_LABELS[r.tuning_mode]} / tuned"] = (f"{_ratio(r.median_ratio)} (geo. mean "
+                                                        f"{_ratio(r.geomean_ratio)}; worse on "
+                                                        f"{round(r.worse * r.tasks)} of {r.tasks})")
+    return pd.DataFrame(list(rows.values())).fillna("-")
+
+
+def summary_table(board: Board) -> pd.DataFrame:
+    """The board in one table (the README's): per entry and epsilon its average rank privately selected (and
+    under the papers' protocol) and what private selection costs it (median ratio to its tuned error)."""
+    from dpbench.plots.leaderboard import entry_label
+
+    ranked, cost = board.tables["boards"], board.tables["tuning_cost"]
+    if ranked.empty:
+        return pd.DataFrame()
+    mid = board.epsilons[len(board.epsilons) // 2]
+    order = _at(ranked, "private_selection", mid).sort_values("average_rank")["entry"].tolist()
+    order += [e for e in dict.fromkeys(ranked["entry"]) if e not in order]
+    rows = []
+    for entry in order:
+        row = {"entry": entry_label(entry)}
+        for eps in board.epsilons:
+            rank = {m: _at(ranked, m, eps).set_index("entry")["average_rank"].get(entry) for m in ("private_selection",
+                                                                                                 "tuned")}
+            ratio = _at(cost, "private_selection", eps).set_index("entry")["median_ratio"].get(entry) \
+                if len(cost) else None
+            row[f"eps {eps:g}: rank (papers')"] = " ".join(
+                [f"{rank['private_selection']:.2f}" if rank["private_selection"] is not None else "-",
+                 f"({rank['tuned']:.2f})" if rank["tuned"] is not None else "(-)"])
+            row[f"eps {eps:g}: cost"] = _ratio(ratio) if ratio is not None else "-"
+        rows.append(row)
+    return pd.DataFrame(rows)

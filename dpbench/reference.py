@@ -98,6 +98,28 @@ def paper001_f1(results_dir: Path, epsilons=(0.1, 1.0), rounds=(100, 1000)) -> s
     return "\n".join(head + rows) if rows else "*paper001: no finished runs at these settings*"
 
 
+LEADERBOARD_NOTE = ("rank: the average rank over tasks with private selection (1 = best), in parentheses under "
+                    "the papers' protocol (non-private tuning); cost: the error with private selection over the "
+                    "non-privately tuned one, the median over tasks.")
+
+
+def leaderboard(results_dir: Path) -> str:
+    """The private leaderboard (dpbench.leaderboard), per task: what its board says, whether it is complete, and
+    its ranks and costs; or that it is not run yet at the reference scale."""
+    from dpbench import leaderboard as lb
+
+    out = []
+    for task, name in lb.EXPERIMENTS.items():
+        board = lb.read_board(results_dir / name)
+        if board is None:
+            out += [f"*{task.capitalize()}: not run yet at the reference scale (no board in "
+                    f"{(results_dir / name / lb.BOARD).as_posix()}/); `python -m dpbench leaderboard` runs it.*", ""]
+            continue
+        out += [f"**{task.capitalize()}, ranked by {board.metric}.** " + " ".join(lb.findings(board)), "",
+                reproduction.markdown_table(lb.summary_table(board)), "", LEADERBOARD_NOTE, ""]
+    return "\n".join(out)
+
+
 def tables(results_dir: str | Path = DIR) -> dict[str, str]:
     """Every generated block, by name."""
     results_dir = Path(results_dir)
@@ -105,15 +127,17 @@ def tables(results_dir: str | Path = DIR) -> dict[str, str]:
     from dpbench.cli.algorithms import attributes_table
 
     return {"verdicts": verdicts(secs), "runs": runs(secs, results_dir), "paper001-f1": paper001_f1(results_dir),
-            "fitted-attributes": attributes_table()}
+            "fitted-attributes": attributes_table(), "leaderboard": leaderboard(results_dir)}
 
 
 def publish(source: str | Path, dest: str | Path = DIR) -> list[str]:
     """Copy the finished results under `source` (a results_dir the reference sweeps and analyses ran in) into
     `dest`, small: each sweep's parts as one parquet part (every attempt of the runs of its shipped grid; runs
     of an older identity, made before a change of the code's parameters, are left behind), its grid configs
-    and wall-time log, and every PNG and analysis table; not the tuning journals (_studies/) or PDFs, and not a
-    sweep that is running (its lock is held).  Returns the names copied."""
+    and wall-time log, every PNG and analysis table, and a leaderboard's board (its CSV tables and figures); not
+    the tuning journals (_studies/) or PDFs, and not a sweep that is running (its lock is held).  Returns the
+    names copied."""
+    from dpbench import leaderboard as lb
     from dpbench import results
     from dpbench.reproduction import experiment_run_ids
 
@@ -133,6 +157,9 @@ def publish(source: str | Path, dest: str | Path = DIR) -> list[str]:
         for f in src.iterdir():
             if f.is_file() and (f.suffix in (".png", ".json", ".jsonl") or f.name == f"{src.name}.parquet"):
                 shutil.copy2(f, out / f.name)
+        if (src / lb.BOARD).is_dir():  # the leaderboard's board: its tables and figures
+            shutil.copytree(src / lb.BOARD, out / lb.BOARD, ignore=lambda d, names: [
+                n for n in names if not n.endswith((".csv", ".png"))])
         names.append(src.name)
     return names
 

@@ -10,7 +10,10 @@ sweeps and analyses alike) are listed last under "smoke, not judged": no claim i
 that does not hold every run of its shipped experiment's grid (quick tuning, a sub-grid, fewer seeds: "not at the
 paper's settings, not judged", with what differs), and a claim reads only the runs of that grid (`paper_rows`:
 a user's extra grid values are drawn but do not decide).  Runs count with what they released (`dpbench.claims`); a
-verdict that excluding the fallbacks would change carries a sensitivity line.
+verdict that excluding the fallbacks would change carries a sensitivity line.  A sweep with a leaderboard board
+(`<name>/board/`, `dpbench.leaderboard`) shows it: sentences made from its files, its ranks per epsilon, its
+figures and the cost of honest tuning, and whether it holds every cell of its grid (a partial board says what
+it lacks, first and in the contents).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from urllib.parse import quote
 import pandas as pd
 
 from dpbench import claims, results
+from dpbench import leaderboard as lb
 
 VERDICTS = {True: "reproduced", False: "not reproduced", None: "undecided"}
 SMOKE = "_smoke"  # suffix of the results directory of a smoke sweep or analysis: never judged
@@ -89,6 +93,7 @@ class Section:
     error: str | None = None
     not_judged: str | None = None  # why its claims are not judged (results not at the paper's settings)
     diagnoses: dict = field(default_factory=dict)  # Claim -> its diagnosis lines (claims not reproduced)
+    board: object = None  # the leaderboard's board written in its directory (dpbench.leaderboard.Board)
 
     @property
     def smoke(self) -> bool:
@@ -171,6 +176,12 @@ def sections(results_dir: Path) -> list[Section]:
                              key=_natural)
         if sec.error == "not run" and sec.figures:  # e.g. paper001_figures: the figures of the paper001 sweep
             sec.error = None
+        try:
+            sec.board = lb.read_board(results_dir / name)
+        except Exception as exc:  # noqa: BLE001 - as an unreadable results directory
+            sec.error = f"board unreadable: {type(exc).__name__}: {exc}"
+        if sec.board is not None:  # its figures replace the sweep's (a CD diagram of the sweep's rows alone)
+            sec.figures = []
         sec.not_judged = None if sec.smoke or sec.error else paper_settings(results_dir, name)
         for c in [] if sec.smoke or sec.not_judged else claims.claims(name):
             verdict = judge(c, results_dir)
@@ -280,10 +291,89 @@ def _rates() -> dict:
     return claim_simulation.load()
 
 
+def _toc(s: Section) -> str:
+    """A section's line in the contents: its verdicts (or why none), and whether its board is complete."""
+    board = "" if s.board is None else "; partial board" if s.board.gaps else "; complete board"
+    return (s.error or _verdict_counts([s])) + board
+
+
+BOARD_NOTE = ("Average rank over the tasks every entry ran on (1 = lowest error; the mean over seeds per task); "
+              "entries sharing a letter are not told apart by Nemenyi's test at alpha 0.05 (the bars of the "
+              "critical-difference diagram); the last row: the tasks ranked, the Friedman (Iman-Davenport) p-value "
+              "and the critical difference. Privately selected and fixed are private end to end; non-privately "
+              "tuned is the papers' protocol, its selection not charged to the budget.")
+COST_NOTE = ("Each private mode's error over the same entry's non-privately tuned error on a task: the median over "
+             "tasks, the geometric mean, and on how many tasks the private mode was worse (1.0x: honest tuning costs "
+             "nothing).")
+
+
+def board_blocks(s: Section) -> list[tuple[str, object]]:
+    """The leaderboard part of a section holding a board, for both renderings: (kind, content) with kind 'h3',
+    'h4', 'strong', 'p', 'table' (a DataFrame of text) or 'figure' (a path relative to results_dir)."""
+    b = s.board
+    if b is None:
+        return []
+    said = lb.findings(b)
+    out = [("h3", f"Leaderboard, ranked by {b.metric}"), ("strong", said[0]), ("p", " ".join(said[1:]))]
+    for eps in b.epsilons:
+        out += [("h4", f"Average ranks at eps {eps:g}"), ("table", lb.rank_table(b, eps))]
+    out.append(("p", BOARD_NOTE))
+    out += [("figure", f"{s.name}/{lb.BOARD}/{f}") for f in b.figures]
+    cost = lb.cost_table(b)
+    out += [("h4", "The cost of honest tuning"), ("p", COST_NOTE) if len(cost) else
+            ("p", "No entry has both a private and a non-privately tuned cell: the cost is not measured."),
+            ("table", cost)]
+    return out
+
+
+def markdown_table(df: pd.DataFrame) -> str:
+    """A DataFrame of text as a markdown table (a '|' in a cell becomes '/')."""
+    cell = lambda v: " ".join(str(v).split()).replace("|", "/")
+    return "\n".join(["| " + " | ".join(cell(c) for c in df.columns) + " |", "|" + " --- |" * len(df.columns)]
+                     + ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)])
+
+
+def _board_markdown(s: Section) -> list[str]:
+    lines = []
+    for kind, content in board_blocks(s):
+        if kind == "figure":
+            lines += [f"[![{s.name}]({quote(content)})]({quote(content)})", ""]
+        elif kind == "table":
+            lines += [markdown_table(content), ""] if len(content) else []
+        else:
+            lines += [{"h3": "### ", "h4": "#### ", "strong": "**", "p": ""}[kind] + content
+                      + ("**" if kind == "strong" else ""), ""]
+    return lines
+
+
+def _board_html(s: Section) -> list[str]:
+    e, out = html.escape, []
+    for kind, content in board_blocks(s):
+        if kind == "figure":
+            out.append(_figure_html(content, s.name))
+        elif kind == "table":
+            if len(content):
+                out.append("<table><tr>" + "".join(f"<th>{e(str(c))}</th>" for c in content.columns) + "</tr>"
+                           + "".join("<tr>" + "".join(f"<td>{e(str(v))}</td>" for v in row) + "</tr>"
+                                     for row in content.itertuples(index=False)) + "</table>")
+        elif kind == "strong":
+            out.append(f"<p><strong>{e(content)}</strong></p>")
+        else:
+            out.append(f"<{kind}>{e(content)}</{kind}>")
+    return out
+
+
+def _figure_html(f: str, alt: str) -> str:
+    """A figure (path relative to results_dir) that links to its full-size file."""
+    e = html.escape
+    return (f"<figure><a href='{e(quote(f))}'><img src='{e(quote(f))}' alt='{e(alt)}'></a>"
+            f"<figcaption><a href='{e(quote(f))}'>{e(f)}</a> (full size)</figcaption></figure>")
+
+
 def markdown(secs: list[Section]) -> str:
     rates = _rates()
     lines = ["# dpbench reproduction report", "", f"Claims: {_verdict_counts(secs)}. {RATES_NOTE}", ""]
-    lines += [f"- [{s.name}](#{s.name}): {s.error or _verdict_counts([s])}" for s in secs] + [""]
+    lines += [f"- [{s.name}](#{s.name}): {_toc(s)}" for s in secs] + [""]
     for s in secs:
         if s.smoke and not any(t.smoke for t in secs[:secs.index(s)]):
             lines += ["# Smoke runs (smoke, not judged)", ""]
@@ -298,6 +388,7 @@ def markdown(secs: list[Section]) -> str:
             lines.append("")
         for f in s.figures:
             lines += [f"[![{s.name}]({quote(f)})]({quote(f)})", ""]  # the image links to its full-size file
+        lines += _board_markdown(s)
         if s.facts:
             lines += [f"- {k}: {v}" for k, v in s.facts.items()]
         if s.failures:
@@ -323,7 +414,7 @@ def to_html(secs: list[Section]) -> str:
     body = [f"<h1>dpbench reproduction report</h1><p>Claims: {e(_verdict_counts(secs))}. A claim is "
             "<i>reproduced</i> only when the measured numbers support it; <i>undecided</i> when the results "
             f"cannot decide (not run, too few datasets). {e(RATES_NOTE)}</p>"]
-    toc = "".join(f"<li><a href='#{e(s.name)}'>{e(s.name)}</a>: {e(s.error or _verdict_counts([s]))}</li>"
+    toc = "".join(f"<li><a href='#{e(s.name)}'>{e(s.name)}</a>: {e(_toc(s))}</li>"
                   for s in secs)
     body.append(f"<ul>{toc}</ul>")
     for s in secs:
@@ -340,8 +431,7 @@ def to_html(secs: list[Section]) -> str:
                            "</td></tr>" for c, v in s.claims)
             body.append("<table><tr><th>verdict</th><th>claim</th><th>criterion</th><th>measured</th></tr>"
                         f"{rows}</table>")
-        body += [f"<figure><a href='{e(quote(f))}'><img src='{e(quote(f))}' alt='{e(s.name)}'></a>"
-                 f"<figcaption><a href='{e(quote(f))}'>{e(f)}</a> (full size)</figcaption></figure>" for f in s.figures]
+        body += [_figure_html(f, s.name) for f in s.figures] + _board_html(s)
         facts = dict(s.facts)
         if s.failures:
             facts["runs by status"] = ", ".join(f"{k} {n}" for k, n in s.failures.items())

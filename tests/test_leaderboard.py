@@ -185,3 +185,159 @@ def test_leaderboard_command_bad_input_is_one_line(capsys):
     assert main(["leaderboard", "--algorithm", "no_such_algorithm"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no_such_algorithm" in err[0]
+
+
+# ----------------------------------------------------------------------------- the board read back: report, README
+# Three entries on three synthetic tasks at two epsilons, 2 seeds; each entry's error in a mode is its BASE times a
+# task factor times a seed factor, so every cost ratio is exactly a ratio of BASEs: AdaSSP 1.3 (private selection)
+# and 2 (fixed), SSP 4.1 and 2, DP-GD 1.1 and 0.5.  Tuned order AdaSSP, SSP, DP-GD; privately selected AdaSSP,
+# DP-GD, SSP (Kendall tau 1/3).
+BASE = {"adassp": {"tuned": 1.0, "private_selection": 1.3, "fixed": 2.0},
+        "ssp": {"tuned": 1.5, "private_selection": 6.15, "fixed": 3.0},
+        "dpgd": {"tuned": 2.0, "private_selection": 2.2, "fixed": 1.0}}
+GRID = {"name": "lbtest", "algorithms": [{"name": a, "modes": list(lb.MODES)} for a in BASE],
+        "datasets": [{"name": "synthetic", "n_train": 50, "n_test": 20, "d": d} for d in (2, 3, 4)],
+        "epsilons": [0.1, 1.0], "deltas": [1e-6], "seeds": [0, 1], "tuning_mode": "fixed", "split": "fixed"}
+
+
+def sweep_with_board(out, drop=lambda run: False, grid=True, figures=False):
+    """A sweep directory as `dpbench leaderboard` leaves it: its grid (config.json), its rows (less those `drop`
+    picks) and its board (its figures only when asked: seconds)."""
+    import json
+
+    from dpbench import results
+    from dpbench.data import dataset_label
+    from dpbench.runner.grid import expand
+
+    runs = expand(GRID)
+    rows = [{"run_id": r.run_id, "algorithm": r.algorithm, "dataset": dataset_label(r.dataset), "task": "regression",
+             "tuning_mode": r.tuning_mode, "epsilon": r.epsilon, "seed": r.seed, "status": "ok", "params": "{}",
+             "git_dirty": False,
+             "test_mse": BASE[r.algorithm][r.tuning_mode] * (1 + r.dataset["d"]) * (1 + 0.01 * r.seed)}
+            for r in runs if not drop(r)]
+    results.write_part(rows, out, "a")
+    if grid:
+        (out / "config.json").write_text(json.dumps(GRID))
+    lb.write_board(pd.DataFrame(rows), out / lb.BOARD, figures=figures)
+    return out
+
+
+@pytest.fixture(scope="module")
+def boards(tmp_path_factory):
+    """A complete board and a partial one (no DP-GD at all, no SSP on the d = 4 task, one seed less of AdaSSP fixed
+    at eps 1 on the d = 2 task), in one results directory."""
+    root = tmp_path_factory.mktemp("results")
+    sweep_with_board(root / "lbtest", figures=True)
+    sweep_with_board(root / "lbpartial", lambda r: r.algorithm == "dpgd"
+                     or (r.algorithm == "ssp" and r.dataset["d"] == 4)
+                     or (r.algorithm == "adassp" and r.tuning_mode == "fixed" and r.epsilon == 1.0 and r.seed == 1
+                         and r.dataset["d"] == 2))
+    return root
+
+
+def test_findings_read_the_boards_files(boards, tmp_path):
+    import shutil
+
+    board = lb.read_board(boards / "lbtest")
+    assert board.gaps == [] and board.metric == "test MSE" and board.epsilons == [0.1, 1.0]
+    said = lb.findings(board)
+    assert said[0] == "This board is complete: every cell of the grid its sweep ran (config.json), with every seed."
+    assert "the first place goes to AdaSSP at eps 0.1 (average rank 1.00 of 3 entries over 3 tasks, Friedman p < " \
+           "0.001)" in said[1]  # ranks alike on every task: F infinite, p 0
+    assert "test MSE over its non-privately tuned one is 1.1x (DP-GD) to 4.1x (SSP) at eps 0.1 and 1.1x (DP-GD) to " \
+           "4.1x (SSP) at eps 1" in said[2]
+    assert "is 0.50x (DP-GD) to 2.0x (SSP) at eps 0.1" in said[3]  # fixed: DP-GD's 0.5, AdaSSP's and SSP's 2
+    assert "private selection is 0.33 at eps 0.1 and 0.33 at eps 1" in said[4]
+    assert "the largest move is DP-GD's, 3rd under the papers' protocol and 2nd under private selection" in said[4]
+    # the numbers come from the files: another number in tuning_cost.csv, another sentence
+    shutil.copytree(boards / "lbtest", tmp_path / "lbtest")
+    cost_csv = tmp_path / "lbtest" / lb.BOARD / "tuning_cost.csv"
+    cost = pd.read_csv(cost_csv)
+    cost.loc[(cost["entry"] == "ssp") & (cost["tuning_mode"] == "private_selection"), "median_ratio"] = 7.7
+    cost.to_csv(cost_csv, index=False)
+    assert "to 7.7x (SSP) at eps 0.1" in lb.findings(lb.read_board(tmp_path / "lbtest"))[2]
+
+
+def test_tables_of_a_board(boards):
+    board = lb.read_board(boards / "lbtest")
+    ranks = lb.rank_table(board, 1.0).set_index("entry")
+    assert list(ranks.index) == ["AdaSSP", "DP-GD", "SSP", "tasks / Friedman p / CD"]  # privately selected order
+    # CD for 3 entries over 3 tasks: 1.91; ranks 1, 2, 3: AdaSSP and DP-GD share a clique, DP-GD and SSP another
+    assert ranks.loc["AdaSSP", "Privately selected"] == "1.00 (a)"
+    assert ranks.loc["DP-GD", "Privately selected"] == "2.00 (a, b)" and ranks.loc["SSP", "Non-privately tuned"] == \
+        "2.00 (a, b)"
+    assert lb.friedman(pd.DataFrame([[2, 3, 1]] * 3))["p_f"] == 0  # fixed: DP-GD, AdaSSP, SSP on every task
+    assert ranks.loc["tasks / Friedman p / CD", "Fixed"] == f"3 / < 0.001 / {lb.nemenyi_cd(3, 3):.2f}"
+    cost = lb.cost_table(board).set_index(["eps", "entry"])
+    assert cost.loc[("1", "SSP"), "Privately selected / tuned"] == "4.1x (geo. mean 4.1x; worse on 3 of 3)"
+    assert cost.loc[("1", "DP-GD"), "Fixed / tuned"] == "0.50x (geo. mean 0.50x; worse on 0 of 3)"
+    summary = lb.summary_table(board).set_index("entry")
+    assert summary.loc["SSP", "eps 1: rank (papers')"] == "3.00 (2.00)" and summary.loc["SSP", "eps 1: cost"] == "4.1x"
+
+
+def test_a_partial_board_says_what_it_lacks(boards, tmp_path):
+    board = lb.read_board(boards / "lbpartial")
+    assert board.gaps == ["no cell for 1 of the grid's 3 entries (DP-GD)",
+                          "6 more of the grid's 54 cells missing (on 1 task: synthetic_label_p0.05_n50_d4)",
+                          "1 cell with fewer seeds than the grid's 2"]
+    assert lb.findings(board)[0] == f"This board is partial: {'; '.join(board.gaps)}."
+    assert lb.rank_table(board, 1.0).iloc[-1]["Fixed"].startswith("2 (1 left out) / ")  # d = 4 lacks SSP
+    sweep_with_board(tmp_path / "nogrid", grid=False)  # no grid known: never complete
+    assert lb.read_board(tmp_path / "nogrid").gaps == ["its grid is unknown, so its completeness is not checked"]
+    assert lb.read_board(tmp_path / "nowhere") is None
+
+
+def test_the_report_shows_each_board(boards, monkeypatch):
+    """The report's section of a sweep with a board: the board's sentences, its rank tables, figures (files that
+    are there) and the cost of tuning; a partial board says so in the contents and in bold."""
+    import html
+
+    from dpbench import reproduction
+
+    monkeypatch.setattr(reproduction, "experiment_run_ids", dict)  # no shipped grid writes to these sweeps
+    (boards / "lbtest" / "lbtest.png").write_bytes((boards / "lbtest" / lb.BOARD / "cd.png").read_bytes())
+    html_path, md_path, secs = reproduction.write(boards)
+    md, page = md_path.read_text(), html_path.read_text()
+    assert "- [lbtest](#lbtest): no claims checked; complete board" in md
+    assert "- [lbpartial](#lbpartial): no claims checked; partial board" in md
+    complete = lb.read_board(boards / "lbtest")
+    said = lb.findings(complete)
+    assert f"**{said[0]}**" in md and " ".join(said[1:]) in md
+    assert "### Leaderboard, ranked by test MSE" in md and "#### Average ranks at eps 0.1" in md
+    assert reproduction.markdown_table(lb.rank_table(complete, 1.0)) in md
+    assert reproduction.markdown_table(lb.cost_table(complete)) in md
+    assert "lbtest/lbtest.png" not in md  # the sweep's own CD diagram: the board's replaces it
+    for f in lb.FIGURES:
+        assert f"[![lbtest](lbtest/board/{f})](lbtest/board/{f})" in md and (boards / "lbtest" / lb.BOARD / f).is_file()
+        assert f"<img src='lbtest/board/{f}'" in page
+    partial = lb.findings(lb.read_board(boards / "lbpartial"))[0]
+    assert f"<p><strong>{html.escape(partial)}</strong></p>" in page and partial.startswith("This board is partial")
+
+
+def test_readme_leaderboard_table_from_the_reference_board(boards, tmp_path, monkeypatch):
+    from dpbench import reference, reproduction
+
+    monkeypatch.setattr(reproduction, "experiment_run_ids", dict)  # no shipped grid writes to these sweeps
+
+    absent = reference.leaderboard(tmp_path)
+    for task, name in (("Regression", "leaderboard"), ("Classification", "leaderboard_clf")):
+        assert f"*{task}: not run yet at the reference scale (no board in {tmp_path.as_posix()}/{name}/board/)" \
+            in absent
+    # a board published into the reference results (publish copies it), judged against the shipped protocol
+    assert reference.publish(boards, tmp_path / "ref") == ["lbpartial", "lbtest"]
+    assert sorted(p.name for p in (tmp_path / "ref" / "lbtest" / lb.BOARD).iterdir()) == \
+        sorted([f"{t}.csv" for t in lb.TABLES] + list(lb.FIGURES))
+    (tmp_path / "ref" / "lbtest").rename(tmp_path / "ref" / "leaderboard")
+    text = reference.leaderboard(tmp_path / "ref")
+    board = lb.read_board(tmp_path / "ref" / "leaderboard")
+    # judged against experiment leaderboard's grid, the protocol: its synthetic tasks fill none of it
+    runs, grid = lb.protocol_runs(tmp_path / "ref" / "leaderboard")
+    assert grid == "experiment leaderboard's grid" and board.grid == grid
+    GRID_TASKS = sorted(set(lb.grid_cells(runs)["dataset"]))  # noqa: N806
+    assert board.gaps[:2] == ["no cell for 8 of the grid's 8 entries (AdaSSP, BoostedAdaSSP, DP-AMBSSGD, DP-EBM, "
+                              "DP-GD, DP-ROBGD and 2 more)", f"no cell for {len(GRID_TASKS)} of the grid's "
+                              f"{len(GRID_TASKS)} tasks ({', '.join(GRID_TASKS[:6])} and {len(GRID_TASKS) - 6} more)"]
+    assert f"**Regression, ranked by test MSE.** {' '.join(lb.findings(board))}" in text
+    assert reproduction.markdown_table(lb.summary_table(board)) in text
+    assert "| AdaSSP | 1.00 (1.00) | 1.3x | 1.00 (1.00) | 1.3x |" in text
+    assert "*Classification: not run yet at the reference scale" in text

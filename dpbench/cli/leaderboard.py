@@ -84,7 +84,7 @@ def main(argv: list[str]) -> int:
         if joined:  # the others' entries, from the reference board
             others = results.load(reference)
             rows = pd.concat([rows, others[~others["algorithm"].isin([s.name for s in own])]], ignore_index=True)
-        written = lb.write_board(rows, sweep_dir / "board")
+        written = lb.write_board(rows, sweep_dir / lb.BOARD)
         if joined:  # the sweep's summary ranked the new entries alone: the joined board
             from dpbench.plots.leaderboard import board_summary
 

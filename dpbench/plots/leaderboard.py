@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from dpbench import leaderboard as lb
+from dpbench.leaderboard import p_text, tasks_text
 from dpbench.plots import common, figure
 from dpbench.tuning import MODE_LABELS
 
@@ -22,7 +23,7 @@ def cd_diagram(ax, avg: pd.Series, cd: float, title: str) -> None:
     drawn above."""
     k = len(avg)
     ax.set_xlim(0.5, k + 0.5)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.08)
     ax.axis("off")
     ax.hlines(0.8, 1, k, color="black", lw=1)
     for r in range(1, k + 1):
@@ -30,7 +31,7 @@ def cd_diagram(ax, avg: pd.Series, cd: float, title: str) -> None:
         ax.text(r, 0.85, str(r), ha="center", va="bottom", fontsize=8)
     if np.isfinite(cd):  # (a CD wider than the axis, few tasks: drawn to its end)
         ax.hlines(0.97, 1, min(1 + cd, k), color="black", lw=1.5)
-        ax.text(1 + min(cd, k - 1) / 2, 0.93, f"CD = {cd:.2f}", ha="center", va="top", fontsize=8)
+        ax.text(1 + min(cd, k - 1) / 2, 0.985, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8)  # above it
     half = (k + 1) // 2
     step = 0.7 / max(half, k - half, 1)
     colors = common.algorithm_colors([e.partition(":")[0] for e in avg.index])
@@ -88,8 +89,8 @@ def leaderboard(df: pd.DataFrame, title: str = "", metric: str | None = None, al
         board = ranked[(ranked["tuning_mode"] == mode) & (ranked["epsilon"] == e)]
         avg = pd.Series(board["average_rank"].to_numpy(), index=board["entry"])
         t = t.iloc[0]
-        cd_diagram(ax, avg, t["cd"], f"{MODE_LABELS.get(mode, mode)}, ε = {e:g}: {t['n_tasks']} tasks, "
-                                     f"Friedman p = {t['p_f']:.2g}")
+        p = f"Friedman {p_text(t['p_f'])}" if np.isfinite(t["p_f"]) else "no Friedman test"
+        cd_diagram(ax, avg, t["cd"], f"{MODE_LABELS.get(mode, mode)}, ε = {e:g}: {tasks_text(t['n_tasks'])}, {p}")
     fig.suptitle(title or f"Average rank by {common.metric_label(column)} (1 = best)", fontsize=11)
     fig.tight_layout()
     return fig
@@ -116,12 +117,14 @@ def win_rate_figure(cell: pd.DataFrame, title: str = ""):
         ax.imshow(w.to_numpy(dtype=float), cmap="RdBu", vmin=0, vmax=1)
         for i in range(len(order)):
             for j in range(len(order)):
-                if i != j:
-                    ax.text(j, i, f"{w.iloc[i, j]:.2f}", ha="center", va="center", fontsize=7)
+                if i != j:  # white on the dark ends of the colour map
+                    v = w.iloc[i, j]
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                            color="white" if abs(v - 0.5) > 0.3 else "black")
         labels = [entry_label(e) for e in order]
         ax.set_xticks(range(len(order)), labels, rotation=45, ha="right", fontsize=8)
         ax.set_yticks(range(len(order)), labels, fontsize=8)
-        ax.set_title(f"{MODE_LABELS.get(mode, mode)}, ε = {eps:g} ({len(s)} tasks)", fontsize=9)
+        ax.set_title(f"{MODE_LABELS.get(mode, mode)}, ε = {eps:g} ({tasks_text(len(s))})", fontsize=9)
     fig.suptitle(title or "Share of tasks on which the row beats the column (ties: half)", fontsize=11)
     fig.tight_layout()
     return fig
@@ -146,7 +149,7 @@ def profile_figure(cell: pd.DataFrame, title: str = ""):
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("τ (error / best error)")
         ax.set_ylabel("share of tasks")
-        ax.set_title(f"{MODE_LABELS.get(mode, mode)}, ε = {eps:g} ({len(s)} tasks)", fontsize=9)
+        ax.set_title(f"{MODE_LABELS.get(mode, mode)}, ε = {eps:g} ({tasks_text(len(s))})", fontsize=9)
         common.grid(ax)
     handles, labels = axes_legend(fig)
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False,
