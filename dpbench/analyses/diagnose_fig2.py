@@ -51,9 +51,9 @@ DIAGNOSED = {fig: (PARTNERS[fig][0], name, {s: f"{PARTNERS[fig][1]} ({label})" f
 DIAGNOSED["fig5"] = ("ambssgd", "DP-AMBSSGD", {Y_FIXED: "Sec. IV, Fig. 5 (caption; BoostedAdaSSP fixed)"}, False)
 
 
-def source_dir(out: Path) -> Path:
-    """The results directory whose `fig2` is diagnosed: the output's own if it has one, else the reference."""
-    return out.parent if (out.parent / FIGURE).is_dir() else reference.DIR
+def source_dir(out: Path, figure: str = FIGURE) -> Path:
+    """The results directory whose `figure` is diagnosed: the output's own if it has one, else the reference."""
+    return out.parent if (out.parent / figure).is_dir() else reference.DIR
 
 
 def runs_to_refit(fig2: pd.DataFrame) -> pd.DataFrame:
