@@ -233,6 +233,11 @@ def test_makefile_command_dry(env, args, tmp_path, monkeypatch, capsys):
         analyses.get(args[1])
         assert not set(args[2:]) - {"--smoke"}, args
         return
+    if args[0] == "reproduce":  # its dry run is tests/cli/test_reproduce_command.py's; here: the options parse
+        from dpbench.cli import reproduce
+
+        reproduce.parser().parse_args(args[1:])
+        return
     args = args + ["--dry-run"] if args[0] in ("sweep", "audit") else args
     assert main(args) == 0, capsys.readouterr().err
     check_readme_output(args, capsys.readouterr().out, {p.resolve() for p in snapshot(tmp_path)})
