@@ -8,7 +8,7 @@ does); an analysis already finished (its log newer than every result it reads) i
 
 Estimates, made for every part before the first runs: a sweep's is its dry run's (`sweep --dry-run`: calibration
 fits of its settings, a few seconds a sweep, then the cost model and the runner's schedule); an analysis' is the
-wall time its reference run took (results/reference/NAME/sweeps.jsonl: the same settings, measured on the 2-core
+wall time of its last reference run (results/reference/NAME/sweeps.jsonl: the same settings, measured on the 2-core
 build machine), unknown without one; the report's is unknown.  Unknown parts are counted apart, not guessed.
 """
 
@@ -85,15 +85,14 @@ def hours(seconds: float | None) -> str:
 
 
 def reference_seconds(name: str) -> float | None:
-    """The wall time of the reference run of `name` (every command of its log, interrupted ones too), or None."""
+    """The wall time of the analysis `name`'s last reference run (its log's last line: an analysis runs whole each
+    time and logs only when it finishes), or None."""
     from dpbench import reference
     from dpbench.reproduction import SWEEP_LOG
 
     log = reference.DIR / name / SWEEP_LOG
-    if not log.is_file():
-        return None
-    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    return sum(x["seconds"] for x in lines) if lines else None
+    lines = log.read_text().strip().splitlines() if log.is_file() else []
+    return float(json.loads(lines[-1])["seconds"]) if lines else None
 
 
 def _changed(step: Step) -> float:
@@ -206,7 +205,7 @@ def dry_run(steps: list[Step], results_dir: Path, seconds: float) -> int:
         est = "skipped" if s.skip else ("estimate unknown" if s.seconds is None else f"~{hours(s.seconds)}")
         print(f"[{i}/{len(steps)}] {s.part.name} ({s.part.kind}): {s.work}, {est} ({s.how})")
     total, unknown = _total(steps, seconds)
-    print(f"total: ~{hours(total)} estimated for {len(steps) - len(unknown)} parts (and {seconds:.0f} s of this "
+    print(f"total: ~{hours(total)} estimated for {len(steps) - len(unknown)} part(s) (and {seconds:.0f} s of this "
           "planning)" + (f"; unknown: {len(unknown)} ({', '.join(unknown)})" if unknown else "")
           + f"; into {results_dir}/; dry run: nothing ran, nothing written")
     return 0

@@ -167,6 +167,12 @@ def check_readme_output(args: list[str], out: str, changed: set[Path]) -> None:
                 assert int(runs) == len(expand(config.experiment(cfg))) > 0 and 0 <= int(adopted) <= int(runs)
         elif args == ["analysis"]:
             assert [line.split()[0] for line in out.splitlines()] == analyses.available()
+        elif args[0] == "reproduce":  # --dry-run: a line per part of the paper, then the report
+            from dpbench.cli import reproduce
+
+            paper = args[args.index("--paper") + 1] if "--paper" in args else None
+            assert "--dry-run" in args and "nothing ran, nothing written" in out
+            assert re.findall(r"^\[\d+/\d+\] (\S+) \(", out, re.M) == [p.name for p in reproduce.parts(paper)]
         elif args == ["data", "list"]:
             check_data_list(out)
         elif args[0] == "audit" and "--ledger" in args:

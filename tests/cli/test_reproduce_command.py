@@ -90,7 +90,7 @@ def test_the_dry_run_prints_every_estimate_and_runs_and_writes_nothing(tmp_path,
     # paper001_leaves shares its 100-leaf runs with paper001's directory: counted once
     leaves = config.experiment(config.validate(config.compose(["experiment=paper001_leaves"])))
     assert estimated[SWEEPS.index("paper001_leaves")] < len(expand(leaves))
-    total = re.search(r"^total: ~(\d+\.\d\d) h estimated for (\d+) parts .*; unknown: (\d+) \((.*)\); .*nothing "
+    total = re.search(r"^total: ~(\d+\.\d\d) h estimated for (\d+) part\(s\) .*; unknown: (\d+) \((.*)\); .*nothing "
                       r"ran, nothing written$", out, re.M)
     assert total and float(total[1]) >= sum(estimated) / 3600 - 0.01
     assert total[4].split(", ") == [*ANALYSES, "report"]
@@ -153,3 +153,15 @@ def test_an_interrupted_part_stops_the_run(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(reproduce, "_call", lambda cmd: ran.append(cmd) or 130)
     assert reproduce.run(steps, tmp_path, time.perf_counter()) == 130
     assert len(ran) == 1 and "fig1: interrupted" in capsys.readouterr().err
+
+
+def test_an_analysis_estimate_is_its_last_reference_run(tmp_path, monkeypatch):
+    from dpbench import reference
+
+    monkeypatch.setattr(reference, "DIR", tmp_path)
+    assert reproduce.reference_seconds("theory") is None  # no reference run: unknown
+    (tmp_path / "theory").mkdir()
+    (tmp_path / "theory" / "sweeps.jsonl").write_text('{"seconds": 134.6, "ran": 0}\n{"seconds": 63.9, "ran": 0}\n')
+    assert reproduce.reference_seconds("theory") == 63.9  # each run is whole: the last, not the sum
+    step = reproduce.plan([Part("theory", ANALYSIS, "000")], tmp_path / "results")[0]
+    assert (step.seconds, step.how, step.skip) == (63.9, "its reference run's wall time", False)
