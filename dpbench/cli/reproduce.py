@@ -81,7 +81,9 @@ class Step:
 
 
 def hours(seconds: float | None) -> str:
-    return "unknown" if seconds is None else f"{seconds / 3600:.2f} h"
+    if seconds is None:
+        return "unknown"
+    return f"{seconds / 3600:.2f} h" if seconds == 0 or seconds >= 18 else "<0.01 h"
 
 
 def reference_seconds(name: str) -> float | None:

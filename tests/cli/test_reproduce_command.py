@@ -139,9 +139,9 @@ def test_a_run_prints_a_line_per_part_and_skips_what_reads_a_failed_part(tmp_pat
     assert reproduce.run(steps, tmp_path, time.perf_counter()) == 1
     out = capsys.readouterr().out
     assert ran == [["sweep", "experiment=fig2", f"results_dir={tmp_path}"], ["report", f"results_dir={tmp_path}"]]
-    assert re.search(r"^\[1/4\] fig2: 5 runs to do, ~0\.50 h estimated \(elapsed 0\.00 h of ~0\.52 h \+ 1 "
+    assert re.search(r"^\[1/4\] fig2: 5 runs to do, ~0\.50 h estimated \(elapsed <0\.01 h of ~0\.52 h \+ 1 "
                      r"unknown\)$", out, re.M)
-    assert re.search(r"^\[1/4\] fig2: failed \(exit code 2\) in 0\.00 h \(estimated 0\.50 h\)$", out, re.M)
+    assert re.search(r"^\[1/4\] fig2: failed \(exit code 2\) in <0\.01 h \(estimated 0\.50 h\)$", out, re.M)
     assert "[2/4] theory: finished, skipped" in out
     assert "[3/4] diagnose_fig2: skipped, it reads fig2, which failed" in out
     assert re.search(r"^\[4/4\] report: done in", out, re.M) and "failed: fig2, diagnose_fig2" in out
