@@ -203,6 +203,7 @@ def _call(cmd: list[str]) -> int:
 
 
 def dry_run(steps: list[Step], results_dir: Path, seconds: float) -> int:
+    """Print each step's estimate and the total (`seconds`: the planning's, which a real run spends too)."""
     for i, s in enumerate(steps, 1):
         est = "skipped" if s.skip else ("estimate unknown" if s.seconds is None else f"~{hours(s.seconds)}")
         print(f"[{i}/{len(steps)}] {s.part.name} ({s.part.kind}): {s.work}, {est} ({s.how})")

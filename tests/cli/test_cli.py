@@ -249,7 +249,7 @@ def test_makefile_command_dry(env, args, tmp_path, monkeypatch, capsys):
     check_readme_output(args, capsys.readouterr().out, {p.resolve() for p in snapshot(tmp_path)})
 
 
-@pytest.mark.parametrize("command", ["sweep", "plot", "report", "data", "audit"])
+@pytest.mark.parametrize("command", ["sweep", "plot", "report", "data", "audit", "reproduce"])
 def test_help_runs_nothing(command, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main([command, "--help"]) == 0
