@@ -46,7 +46,7 @@ fig1-fixed: install
 
 # Paper 000 Figs 1-5 (three tuning settings each; Fig. 5 two), Fig. 12 (n/d) and Fig. 1(c) under the 1:sqrt(T):1
 # budget split: each a sweep into results/<fig>/ (parquet + PNG + PDF).  SWEEP_ARGS adds overrides, e.g.
-# `make reproduce-fig1 SWEEP_ARGS=tuning=quick` for short studies.  reproduce-paper000 (at the end) runs them all.
+# `make reproduce-fig1 SWEEP_ARGS=tuning=quick` for short studies.  reproduce-paper000 (below) runs them all.
 SWEEP_ARGS ?=
 .PHONY: reproduce-fig2 reproduce-fig3 reproduce-fig4 reproduce-fig5 reproduce-fig12 reproduce-fig1-split report
 reproduce-fig1: install
@@ -76,22 +76,32 @@ data-list: install
 audit: install
 	$(PY) -m dpbench audit --full $(AUDIT_ARGS)
 
-# papers 003 (TukeyEM: R^2 table, PTR distance / R^2 / runtime vs m; ~15 min on 2 cores) and 004 (DP-ROBGD:
-# Fig. 1 vs n, kappa, sigma at eps 1 and App. K.1's eps 0.1, label corruption; ~25 min): results/<analysis>/
-.PHONY: reproduce-paper003 reproduce-paper004
+# The whole reproduction, in order, then the report (results/report.html): every sweep and analysis of papers
+# 000-004 (`python -m dpbench reproduce`; the one list of its parts is dpbench/cli/reproduce.py).  Resumable:
+# finished runs and analyses are skipped.  A progress line per part with its estimate; DRY_RUN=1 prints each
+# part's estimate and the total in hours and runs nothing (a few minutes: each sweep's estimate calibrates).
+# reproduce-paperNNN: one paper's parts, then the report.
+DRY_RUN ?=
+REPRODUCE_ARGS = $(if $(filter-out 0,$(DRY_RUN)),--dry-run)
+.PHONY: reproduce-all reproduce-paper001 reproduce-paper003 reproduce-paper004
+reproduce-all: install
+	$(PY) -m dpbench reproduce $(REPRODUCE_ARGS)
+reproduce-paper000: install
+	$(PY) -m dpbench reproduce --paper 000 $(REPRODUCE_ARGS)
+reproduce-paper001: install
+	$(PY) -m dpbench reproduce --paper 001 $(REPRODUCE_ARGS)
+# papers 003 (TukeyEM: R^2 table, PTR distance / R^2 / runtime vs m) and 004 (DP-ROBGD: Fig. 1 vs n, kappa, sigma
+# at eps 1 and App. K.1's eps 0.1, label corruption): analyses into results/<analysis>/
 reproduce-paper003: install
-	$(PY) -m dpbench analysis paper003
-
+	$(PY) -m dpbench reproduce --paper 003 $(REPRODUCE_ARGS)
 reproduce-paper004: install
-	$(PY) -m dpbench analysis paper004_fig1
-	$(PY) -m dpbench analysis paper004_corruption
-	$(PY) -m dpbench analysis paper004_fig1_eps0.1
+	$(PY) -m dpbench reproduce --paper 004 $(REPRODUCE_ARGS)
 
 # paper 001 (classification: BoostedAdaSSP vs DP-EBM vs DP-XGBoost), figures in results/paper001_figures/:
 # reproduce-clf-fig1 (Fig. 1, training loss), reproduce-clf-sweep (the paper001 grid: Figs 2-4, 6-10; hours on
 # 2 cores), reproduce-clf-fig5 (DP-EBM leaves), reproduce-clf-timing (1000 rounds DP-EBM vs BoostedAdaSSP),
-# reproduce-clf-figures (draws every figure from what has run); reproduce-paper001 runs them all
-.PHONY: reproduce-paper001 reproduce-clf-fig1 reproduce-clf-sweep reproduce-clf-fig5 reproduce-clf-timing reproduce-clf-figures
+# reproduce-clf-figures (draws every figure from what has run); reproduce-paper001 (above) runs them all
+.PHONY: reproduce-clf-fig1 reproduce-clf-sweep reproduce-clf-fig5 reproduce-clf-timing reproduce-clf-figures
 reproduce-clf-fig1: install
 	$(PY) -m dpbench analysis clf_fig1
 
@@ -107,9 +117,6 @@ reproduce-clf-timing: install
 reproduce-clf-figures: install
 	$(PY) -m dpbench analysis paper001_figures
 
-reproduce-paper001: reproduce-clf-fig1 reproduce-clf-sweep reproduce-clf-fig5 reproduce-clf-timing
-	$(PY) -m dpbench analysis paper001_figures
-
 # Paper 000 Sec. V (Figs 6-11, robustness to outliers) and Sec. VI / App. E (zero-dimensional theory).
 # One sweep per corruption holds BoostedAdaSSP, AdaSSP and TukeyEM (1000 and 10,000 models), so a figure pair
 # shares its BoostedAdaSSP runs: results/robust_<label|feature|model>/robust_<...>.png, top row Fig. 6 / 8 / 10
@@ -117,7 +124,6 @@ reproduce-paper001: reproduce-clf-fig1 reproduce-clf-sweep reproduce-clf-fig5 re
 # ROBUST_ARGS="seeds=[0,1,2] runner.n_jobs=2" runs a sub-grid.  reproduce-theory: the analysis `theory` (~2 min);
 # robust-smoke: the CI versions (seconds each).
 ROBUST_ARGS ?=
-PAPER000_EXTRA += reproduce-fig6 reproduce-fig8 reproduce-fig10 reproduce-theory
 .PHONY: reproduce-fig6 reproduce-fig7 reproduce-fig8 reproduce-fig9 reproduce-fig10 reproduce-fig11 reproduce-theory robust-smoke
 reproduce-fig6 reproduce-fig7: install
 	$(PY) -m dpbench sweep experiment=robust_label $(ROBUST_ARGS)
@@ -134,9 +140,3 @@ robust-smoke: install
 
 clean:
 	rm -rf results/quickstart results/zoo .pytest_cache
-
-# after every figure target is defined: paper 000 in full, then the report (results/report.html); other blocks
-# add their paper 000 targets (robustness, theory) to PAPER000_EXTRA before this line
-reproduce-paper000: reproduce-fig1 reproduce-fig2 reproduce-fig3 reproduce-fig4 reproduce-fig5 reproduce-fig12 \
-		reproduce-fig1-split $(PAPER000_EXTRA)
-	$(PY) -m dpbench report

@@ -24,6 +24,10 @@ commands:
   data    list|verify|import  the real datasets: what is available, check the mirror, build a mirror
   analysis NAME [--smoke]     an analysis that is not a sweep grid (a theory figure, a table, a timing);
                               `analysis` alone lists them
+  reproduce [--dry-run] [--paper NNN]
+                              the whole reproduction in order (every sweep and analysis of the papers, then the
+                              report; resumable), a progress line per part; --dry-run: each part's estimate and
+                              the total in hours, nothing run
   audit   [--full] [...]      empirical privacy audit: fit each private algorithm many times on D and on D
                               plus one crafted record, lower-bound epsilon (see `audit --help`);
                               `audit --ledger`: check that each ledger composes to the requested budget
@@ -41,7 +45,7 @@ commands:
   help [COMMAND]              this text, or a command's options
 """
 HYDRA_COMMANDS = tuple(sweep.TASKS)  # composed by Hydra from dpbench/conf (and ./conf)
-COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "readme", "algorithms", "check", "leaderboard",
+COMMANDS = (*HYDRA_COMMANDS, "data", "audit", "analysis", "reproduce", "readme", "algorithms", "check", "leaderboard",
             "--version")
 
 

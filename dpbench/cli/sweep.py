@@ -106,13 +106,12 @@ def _dry_run(exp: dict, out: Path, data_dir: str | None, runner: dict, studies_d
     one dataset of the grid, a cost model, the runner's schedule)."""
     from dpbench import algorithms, results, tuning
     from dpbench.runner.cost_model import loads_here, trials_left
-    from dpbench.runner.grid import chunk_units, expand, group_units
+    from dpbench.runner.grid import expand, group_units
     from dpbench.tuning.study import study_key
 
     runs = expand(exp)
     states = results.run_states(out)
-    todo = [r for r in runs if r.run_id not in states.index or states.at[r.run_id, "status"] in
-            results.RETRIED_STATUSES]
+    todo = runs_to_do(runs, states)
     retry = sum(r.run_id in states.index for r in todo)
     tuned = [r for r in todo if r.tuning_mode == "tuned"]
     studies = {study_key(r): r for r in tuned}
@@ -126,13 +125,28 @@ def _dry_run(exp: dict, out: Path, data_dir: str | None, runner: dict, studies_d
              "(finished trials are reused; none on missing data); " if studies else "")
           + f"results dir {out}; dry run: nothing fitted")
     if todo:
-        from dpbench.runner.estimate import estimate
-        from dpbench.runner.sweep import settings
-
-        runner = settings(runner)
-        print(estimate(todo, chunk_units(group_units(todo), runner.chunk_runs), runner, data_dir, studies_dir,
-                       startup=time.perf_counter() - command_started).describe())
+        print(time_estimate(todo, runner, data_dir, studies_dir, time.perf_counter() - command_started).describe())
     return 0
+
+
+def runs_to_do(runs: list, states) -> list:
+    """The runs a sweep would fit: those with no row in `states` (results.run_states) or a harness failure."""
+    from dpbench import results
+
+    return [r for r in runs if r.run_id not in states.index or states.at[r.run_id, "status"] in
+            results.RETRIED_STATUSES]
+
+
+def time_estimate(todo: list, runner: dict, data_dir: str | None, studies_dir: Path, startup: float):
+    """The dry run's estimate (runner.estimate.Estimate) of sweeping `todo`; it calibrates (seconds).
+    `startup`: seconds the sweep command takes to start."""
+    from dpbench.runner.estimate import estimate
+    from dpbench.runner.grid import chunk_units, group_units
+    from dpbench.runner.sweep import settings
+
+    runner = settings(runner)
+    return estimate(todo, chunk_units(group_units(todo), runner.chunk_runs), runner, data_dir, studies_dir,
+                    startup=startup)
 
 
 def _grid_results(cfg):

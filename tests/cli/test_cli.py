@@ -167,6 +167,12 @@ def check_readme_output(args: list[str], out: str, changed: set[Path]) -> None:
                 assert int(runs) == len(expand(config.experiment(cfg))) > 0 and 0 <= int(adopted) <= int(runs)
         elif args == ["analysis"]:
             assert [line.split()[0] for line in out.splitlines()] == analyses.available()
+        elif args[0] == "reproduce":  # --dry-run: a line per part of the paper, then the report
+            from dpbench.cli import reproduce
+
+            paper = args[args.index("--paper") + 1] if "--paper" in args else None
+            assert "--dry-run" in args and "nothing ran, nothing written" in out
+            assert re.findall(r"^\[\d+/\d+\] (\S+) \(", out, re.M) == [p.name for p in reproduce.parts(paper)]
         elif args == ["data", "list"]:
             check_data_list(out)
         elif args[0] == "audit" and "--ledger" in args:
@@ -233,12 +239,17 @@ def test_makefile_command_dry(env, args, tmp_path, monkeypatch, capsys):
         analyses.get(args[1])
         assert not set(args[2:]) - {"--smoke"}, args
         return
+    if args[0] == "reproduce":  # its dry run is tests/cli/test_reproduce_command.py's; here: the options parse
+        from dpbench.cli import reproduce
+
+        reproduce.parser().parse_args(args[1:])
+        return
     args = args + ["--dry-run"] if args[0] in ("sweep", "audit") else args
     assert main(args) == 0, capsys.readouterr().err
     check_readme_output(args, capsys.readouterr().out, {p.resolve() for p in snapshot(tmp_path)})
 
 
-@pytest.mark.parametrize("command", ["sweep", "plot", "report", "data", "audit"])
+@pytest.mark.parametrize("command", ["sweep", "plot", "report", "data", "audit", "reproduce"])
 def test_help_runs_nothing(command, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main([command, "--help"]) == 0
