@@ -39,7 +39,8 @@ _P000_SWEEPS = ("fig1", "fig1_fixed", "fig1_split", "fig2", "fig3", "fig4", "fig
 PARTS: tuple[Part, ...] = (
     *(Part(name, SWEEP, "000") for name in _P000_SWEEPS),  # Figs 1-5, 12 (and Fig. 1 variants), Figs 6-11
     Part("theory", ANALYSIS, "000"),
-    Part("diagnose_fig2", ANALYSIS, "000", ("fig2", "fig3", "fig5")),
+    Part("diagnose_fig2", ANALYSIS, "000", ("fig2", "fig3", "fig4", "fig5")),
+    Part("diagnose_fig4", ANALYSIS, "000", ("fig4",)),
     Part("diagnose_robust", ANALYSIS, "000", ("robust_label", "robust_feature")),
     Part("clf_fig1", ANALYSIS, "001"),
     Part("paper001", SWEEP, "001"),  # Figs 2-4, 6-10 (DP-XGBoost to 1000 trees)
