@@ -214,14 +214,25 @@ def _dpebm_auroc_slightly_better(load) -> Verdict:
 def _bell_curve(load) -> Verdict:
     from dpbench.plots.classification import boosting_ratio
 
-    ratio = boosting_ratio(load("paper001"), "squared")
-    ratio = ratio[np.isfinite(ratio["ratio"]) & (ratio["ratio"] > 0)] if len(ratio) else ratio
-    d = {}
-    for key, g in (ratio.groupby(["dataset", "rounds"]) if len(ratio) else []):
-        g = np.log(g.sort_values("epsilon")["ratio"].to_numpy())
-        if len(g) >= 3:
-            d[key] = g[1:-1].mean() - (g[0] + g[-1]) / 2
-    d = pd.Series(d, dtype=float)
+    return bell_verdict(bell_d(boosting_ratio(load("paper001"), "squared")))
+
+
+def bell_d(ratio: pd.DataFrame) -> pd.Series:
+    """The Fig. 4 claim's statistic per (dataset, rounds) curve of `boosting_ratio` rows (per value of every other
+    column too, e.g. a bootstrap replicate): over the epsilons with a finite positive ratio (at least 3),
+    d = mean log ratio at the interior epsilons - mean at the two ends."""
+    if ratio.empty:
+        return pd.Series(dtype=float)
+    ratio = ratio[np.isfinite(ratio["ratio"]) & (ratio["ratio"] > 0)].sort_values("epsilon", kind="stable")
+    keys = [c for c in ratio.columns if c not in ("epsilon", "ratio")]
+    g = np.log(ratio["ratio"]).groupby([ratio[k] for k in keys])
+    n, first, last = g.size(), g.first(), g.last()
+    d = (g.sum() - first - last) / (n - 2) - (first + last) / 2
+    return d[n >= 3].astype(float).rename(None)
+
+
+def bell_verdict(d: pd.Series) -> Verdict:
+    """The Fig. 4 claim's sign test over the curves' d (`bell_d`)."""
     holds, text = majority(d > 0, d < 0)
     return Verdict(holds, f"interior above the ends in {text} (dataset, rounds) curves; median d "
                           f"{d.median() if len(d) else float('nan'):+.3f}")

@@ -130,7 +130,13 @@ def boosting_ratio(df: pd.DataFrame, loss: str = "squared", metric: str = "test_
     """BoostedAdaSSP's mean metric after R rounds over its mean after 1 round, per (dataset, epsilon, R)."""
     ok = _ok(df)
     ok = ok[(ok["algorithm"] == "boosted_adassp_clf") & (ok["param_loss"] == loss)]
-    mean = ok.groupby(["dataset", "epsilon", "param_n_rounds"])[metric].mean().unstack("param_n_rounds")
+    return ratio_to_one_round(ok.groupby(["dataset", "epsilon", "param_n_rounds"])[metric].mean())
+
+
+def ratio_to_one_round(mean: pd.Series) -> pd.DataFrame:
+    """Mean metric per (dataset, epsilon, param_n_rounds) -> rows (dataset, epsilon, rounds, ratio): the mean after
+    R > 1 rounds over the mean after 1 round (inf where the latter is 0); empty without 1-round cells."""
+    mean = mean.unstack("param_n_rounds")
     if 1 not in mean:
         return pd.DataFrame()
     ratio = mean.drop(columns=1).div(mean[1], axis=0)
