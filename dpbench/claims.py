@@ -121,6 +121,7 @@ class Diagnosis:
     cause: str  # one of CAUSES
     command: str  # the command that runs the experiment behind it
     explain: Callable  # explain(load) -> str: what that experiment measured
+    quote: str = ""  # the start of the claim's quote, where two claims share (figure, where)
 
     def line(self, load) -> str:
         """'diagnosis (cause): what was measured [command]'; 'not run' when its results are missing."""
@@ -134,13 +135,14 @@ class Diagnosis:
 _DIAGNOSES: list[Diagnosis] = []
 
 
-def diagnosis(figure: str, where: str, cause: str, command: str):
-    """Function decorator: register `explain(load) -> str` as the diagnosis of the claim (figure, where)."""
+def diagnosis(figure: str, where: str, cause: str, command: str, quote: str = ""):
+    """Function decorator: register `explain(load) -> str` as the diagnosis of the claim (figure, where) (and
+    whose quote starts with `quote`: two claims of paper 001 share their `where`)."""
     if cause not in CAUSES:
         raise ValueError(f"cause must be one of {CAUSES}, got {cause!r}")
 
     def decorate(fn):
-        _DIAGNOSES.append(Diagnosis(figure, where, cause, command, fn))
+        _DIAGNOSES.append(Diagnosis(figure, where, cause, command, fn, quote))
         return fn
 
     return decorate
@@ -149,7 +151,7 @@ def diagnosis(figure: str, where: str, cause: str, command: str):
 def diagnoses(c: Claim) -> list[Diagnosis]:
     """The diagnoses registered for claim `c`."""
     _import_all()
-    return [d for d in _DIAGNOSES if (d.figure, d.where) == (c.figure, c.where)]
+    return [d for d in _DIAGNOSES if (d.figure, d.where) == (c.figure, c.where) and c.quote.startswith(d.quote)]
 
 
 def _import_all() -> None:

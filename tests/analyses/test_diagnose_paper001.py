@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpbench import algorithms
+from dpbench import algorithms, claims
 from dpbench.analyses import diagnose_paper001 as diag
 from dpbench.privacy import mu_from_epsilon_delta
 from dpbench.privacy.mechanisms import authors_noise
@@ -135,3 +135,17 @@ def test_smoke_on_the_reference(tmp_path):
     sweep = diag.paper_rows(diag.reference.DIR, diag.FIGURE).set_index("run_id")["test_f1"]
     check = rows[rows["experiment"] == "check"]
     assert len(check) and np.allclose(check["test_f1"], check["source_run_id"].map(sweep))  # the refit reproduces
+
+
+def test_the_f1_claim_is_read_with_the_authors_noise_refits_in_place():
+    """The refits replace the runs they refit, by run id (F1, AUROC, status), and nothing else; the diagnosis is
+    the F1 claim's alone, not the AUROC claim's that shares its `where`."""
+    sweep = pd.DataFrame({"run_id": ["a", "b", "c"], "test_f1": [0.1, 0.2, 0.3], "test_auroc": [0.5, 0.6, 0.7],
+                          "status": ["ok", "ok", "ok"]})
+    refits = pd.DataFrame({"experiment": ["authors_noise", "seeds"], "source_run_id": ["b", "c"],
+                         "test_f1": [0.9, 0.8], "test_auroc": [0.95, 0.85], "status": ["ok", "ok"]})
+    rows, n = diag.with_authors_noise(refits, sweep)
+    assert n == 1 and rows["test_f1"].tolist() == [0.1, 0.9, 0.3] and rows["test_auroc"].tolist() == [0.5, 0.95, 0.7]
+    holders = [c.quote for c in claims.claims("paper001")
+               if diag.explain_f1_rounds in {d.explain for d in claims.diagnoses(c)}]
+    assert holders == [diag.F1_ROUNDS]
