@@ -116,6 +116,18 @@ def test_a_tuned_sweep_with_announced_tasks_leaves_nothing_behind(tmp_path):
     assert set(p.stderr.splitlines()) == {"quickstart: announced"}  # each task's line, and nothing else
 
 
+def test_a_command_failing_while_its_workers_start_leaves_nothing_behind(tmp_path):
+    """A sweep whose config fails validation while its workers are still starting (runner.prestart: a daemon
+    thread collects their answers): one line on stderr, nothing left.  That thread's joblib call, aborted by the
+    quick exit's kill, cleaned its memmapping folder while the atexit handlers cleaned it too: a KeyError of
+    loky's resource tracker on stderr, in most runs of this early error on an idle machine (twice, one after the
+    other: at once, the load let the workers start before the error)."""
+    for _ in range(2):
+        p = _run_cleanly(["-m", "dpbench", "sweep", "+epsilon=[1]"], tmp_path)
+        assert p.returncode == 2 and p.stderr.startswith("dpbench sweep: error: ") and p.stderr.count("\n") == 1
+    assert not list(tmp_path.iterdir())
+
+
 def test_a_sweep_exits_with_its_output_and_leaves_no_worker(tmp_path):
     timings = tmp_path / "timings.json"
     args = [sys.executable, "-m", "dpbench", "sweep", "experiment=quickstart", "runner.n_jobs=2",
