@@ -73,8 +73,8 @@ def _started(ctx: TaskContext, note: str | None) -> None:
         _parent[pid] = os.getppid()
         if (ctx.owner.pid, ctx.owner.host) != (pid, socket.gethostname()):
             tqdm_std.tqdm.set_lock(threading.RLock())  # every tqdm class's (tqdm.auto's too, a subclass)
-    if note:
-        tqdm.write(note, file=sys.stderr)
+    if note:  # one write (a loky worker's stderr is unbuffered: two workers' text and newline could interleave)
+        tqdm.write(f"{note}\n", file=sys.stderr, end="")
 
 
 def _load(unit: Unit, data_dir: str | None):
