@@ -54,13 +54,20 @@ def run() -> None:
     quick_exit(main())
 
 
+DRAIN_SECONDS = 5.0  # the longest the quick exit waits for a failed sweep's prestart to clean up (~10 ms)
+
+
 def quick_exit(code: int | None) -> None:
     """End the process once its command is done, skipping what only costs time (~1 s after a sweep on 2 cores):
     the joblib (loky) workers are idle, every task having returned, so every part is written: they are killed
     instead of each being sent a sentinel and joined while it tears its interpreter down; then the atexit
     handlers run (logging, joblib's temporary folders), the standard streams are flushed and the process exits
-    (os._exit) without its own interpreter teardown (freeing every module's objects).  An ordinary exit when a
-    thread other than the main one and the daemons still runs (its work would be lost)."""
+    (os._exit) without its own interpreter teardown (freeing every module's objects).  Before the atexit handlers,
+    the thread collecting the answers of a failed sweep's workers (runner.prestart) ends: its joblib call, ended by
+    the kill, cleans its own temporary folder.  Nothing a process made is left behind: the sweep's are released
+    by the shutdown and the atexit handlers, and the workers make none of their own that only their exit would
+    release (runner.workers gives tqdm a lock of threads).  An ordinary exit when a thread other than the main one
+    and the daemons still runs (its work would be lost), or that thread has not ended within DRAIN_SECONDS."""
     import atexit
     import os
     import threading
@@ -70,6 +77,9 @@ def quick_exit(code: int | None) -> None:
     if executor is not None:
         executor.shutdown(wait=True, kill_workers=True)
     code = 0 if code is None else code
+    prestart = sys.modules.get("dpbench.runner.prestart")  # a failed sweep's workers: their joblib call cleans up
+    if prestart is not None and not prestart.drained(timeout=DRAIN_SECONDS):
+        sys.exit(code)
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         sys.exit(code)
     atexit._run_exitfuncs()

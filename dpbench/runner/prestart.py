@@ -27,6 +27,22 @@ def _ready() -> tuple[int, float]:
     return os.getpid(), time.time()
 
 
+_draining: list[threading.Thread] = []  # the threads collecting the answers of prestarts a failed command left
+
+
+def drained(timeout: float) -> bool:
+    """Wait, up to `timeout` seconds in all, for the threads collecting the answers of prestarts whose command
+    failed (Prestart.finish); True when none is left.  The command line's quick exit asks once it has killed the
+    workers, which ends their joblib call: that call then cleans its temporary folder (deletes it, unregisters it
+    from loky's resource tracker and its atexit handler), which must be done before the atexit handlers run,
+    or both clean it at once (a KeyError of the resource tracker on stderr)."""
+    deadline = time.monotonic() + timeout
+    for thread in list(_draining):
+        thread.join(max(0.0, deadline - time.monotonic()))
+    _draining[:] = [t for t in _draining if t.is_alive()]
+    return not _draining
+
+
 class Prestart:
     """The workers being started: joblib's generator of their `_ready` answers, consumed by `finish`."""
 
@@ -42,15 +58,16 @@ class Prestart:
         """Once the command is done with the workers: the time the last was ready (None if they failed to start:
         the sweep then started its own).  Not `ok` (the command failed before its sweep ran): return at once,
         a daemon thread collecting their answers (they stay, idle, for a later sweep of this process; the command
-        line's quick exit stops them).  Called once, in a `finally`: a generator joblib drops unfinished aborts
-        its tasks by killing the executor's workers, possibly while a sweep uses them (and loky's manager thread
-        can trip over the items it drops)."""
+        line's quick exit stops them, then waits for the thread: `drained`).  Called once, in a `finally`: a
+        generator joblib drops unfinished aborts its tasks by killing the executor's workers, possibly while a
+        sweep uses them (and loky's manager thread can trip over the items it drops)."""
         answers, self._answers = self._answers, None
         if answers is None:
             return None
         if not ok:
             self._drain = threading.Thread(target=self._collect, args=(answers,), name="dpbench-prestart",
                                            daemon=True)
+            _draining[:] = [*(t for t in _draining if t.is_alive()), self._drain]
             self._drain.start()
             return None
         self._collect(answers)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import sys
 import threading
 import traceback
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from threadpoolctl import threadpool_limits
+from tqdm import std as tqdm_std
 from tqdm.auto import tqdm
 
 from dpbench import results
@@ -58,10 +60,21 @@ def _sweep_gone(ctx: TaskContext) -> bool:
     return True
 
 
-def _announce(note: str | None) -> None:
-    """A long task's line (its estimate) as it starts, above the sweep's progress bars when in their process."""
-    if note:
-        tqdm.write(note, file=sys.stderr)
+def _started(ctx: TaskContext, note: str | None) -> None:
+    """A task's start: the first in its process records the process's parent (_sweep_gone) and, in a worker
+    process (not the sweep's own, whose tasks run beside its progress bars: the threading and sequential
+    backends), gives tqdm a lock of its threads only.  tqdm's own (made by the first tqdm.write or bar of a
+    process) holds a multiprocessing lock, which in a loky worker is a named semaphore in /dev/shm, unlinked at
+    the process's exit: the command line's quick exit kills the idle workers, so it was left to the resource
+    tracker ("leaked semaphore objects" on stderr).  It shares nothing across processes there anyway (each
+    worker makes its own).  Then the task's `note` (a long task's estimate), above the bars in their process."""
+    pid = os.getpid()
+    if pid not in _parent:
+        _parent[pid] = os.getppid()
+        if (ctx.owner.pid, ctx.owner.host) != (pid, socket.gethostname()):
+            tqdm_std.tqdm.set_lock(threading.RLock())  # every tqdm class's (tqdm.auto's too, a subclass)
+    if note:  # one write (a loky worker's stderr is unbuffered: two workers' text and newline could interleave)
+        tqdm.write(f"{note}\n", file=sys.stderr, end="")
 
 
 def _load(unit: Unit, data_dir: str | None):
@@ -112,8 +125,7 @@ def _run_chunk(chunk: Unit, ctx: TaskContext) -> int:
 def run_chunk(chunk: Unit, ctx: TaskContext, note: str | None = None) -> int:
     """Fit one chunk of a unit's runs, a part every part_size runs, BLAS pinned; returns the runs written.
     `note`: a line to print as it starts (a long task's estimate)."""
-    _parent.setdefault(os.getpid(), os.getppid())
-    _announce(note)
+    _started(ctx, note)
     load_imports(ctx.imports)
     if ctx.blas_threads is None:
         return _run_chunk(chunk, ctx)
@@ -124,8 +136,7 @@ def run_chunk(chunk: Unit, ctx: TaskContext, note: str | None = None) -> int:
 def run_study_task(run: RunSpec, ctx: TaskContext, note: str | None = None):
     """A tuned run's study on its unit (tuning.study), BLAS pinned; None if the data is missing (the run's
     chunk then records missing_data).  `note`: as run_chunk's."""
-    _parent.setdefault(os.getpid(), os.getppid())
-    _announce(note)
+    _started(ctx, note)
     load_imports(ctx.imports)
     unit = Unit(dict(run.dataset), run.data_seed, run.split, [run])
     with threadpool_limits(limits=ctx.blas_threads, user_api="blas") if ctx.blas_threads else contextlib.nullcontext():
