@@ -48,6 +48,7 @@ PARTS: tuple[Part, ...] = (
     Part("clf_timing", ANALYSIS, "001"),
     Part("paper001_figures", ANALYSIS, "001", ("paper001", "paper001_leaves")),
     Part("diagnose_dpxgb", ANALYSIS, "001", ("paper001",)),
+    Part("diagnose_paper001", ANALYSIS, "001", ("paper001",)),
     Part("paper003", ANALYSIS, "003"),
     Part("paper004_fig1", ANALYSIS, "004"),
     Part("paper004_corruption", ANALYSIS, "004"),

@@ -297,14 +297,19 @@ def test_batched_runs_give_the_rows_of_runs_fitted_alone(tmp_path):
 
 def test_rows_say_whether_the_released_model_is_the_zero_model(tmp_path):
     """`zero_model` is read from the coefficients: DP-ROBGD on 200 rows gets an empty norm histogram (the zero
-    model), OLS does not; DP-EBM has no coefficients (None)."""
+    model), OLS does not; DP-EBM with a public label box trains a model without coefficients (None), and without
+    one, its label range not found on 200 rows, releases the zero model."""
     from dpbench.runner.sweep import run_sweep
 
     data = {"name": "synthetic", "task": "regression", "n_train": 200, "n_test": 100, "d": 3}
-    exp = {"name": "z", "algorithms": ["robgd", "ols", {"name": "dp_ebm", "params": {"n_rounds": 5}}],
+    exp = {"name": "z", "algorithms": ["robgd", "ols", {"name": "dp_ebm", "params": {"n_rounds": 5, "y_bound": 10.0}},
+                                       {"name": "dp_ebm", "params": {"n_rounds": 5}}],
            "datasets": [data], "epsilons": [1.0], "deltas": [1e-6], "seeds": [0], "tuning_mode": "fixed",
            "split": "fixed"}
     run_sweep(exp, {"n_jobs": 1, "backend": "sequential", "progress": False}, tmp_path / "z")
-    df = results.load(tmp_path / "z").set_index("algorithm")
+    df = results.load(tmp_path / "z")
+    ebm = df[df["algorithm"] == "dp_ebm"].set_index("param_y_bound")
+    df = df.set_index("algorithm")
     assert df.loc["robgd", "status"] == "norm_histogram_empty" and df.loc["robgd", "zero_model"] == True  # noqa: E712
-    assert df.loc["ols", "zero_model"] == False and pd.isna(df.loc["dp_ebm", "zero_model"])  # noqa: E712
+    assert df.loc["ols", "zero_model"] == False and pd.isna(ebm.loc[10.0, "zero_model"])  # noqa: E712
+    assert ebm.loc[1e10, "status"] == "label_range_not_found" and ebm.loc[1e10, "zero_model"] == True  # noqa: E712
