@@ -164,8 +164,8 @@ class _DPEBMMixin:
     """What the regressor and the classifier share: parameter checks, bounds, seeding, the interpret call."""
 
     budget_shares = ("bin_share", "bound_share")
-    # clip_bounds_: public bounds, or released by the exponential mechanism; model_: interpret's DP EBM (its
-    # bins, noisy bin weights and term scores are interpret's releases)
+    # clip_bounds_, target_bounds_: public boxes, or post-processing of the ranges' noisy histogram; model_:
+    # interpret's DP EBM (its bins, noisy bin weights and term scores are interpret's releases), or the zero model
     fitted_attributes = {"clip_bounds_": RELEASE, "target_bounds_": RELEASE, "interpret_epsilon_": PUBLIC,
                          "interpret_delta_": PUBLIC, "model_": RELEASE, "fit_status_": RELEASE}
 
