@@ -75,21 +75,53 @@ def under_noised(est) -> dict:
             for e in est.privacy_ledger_.gaussian_entries}
 
 
-def refit(runs: pd.DataFrame, load_data) -> list[dict]:
-    """One row per run: its refit with the authors' noise and with dpbench's; `load_data(run)` -> Dataset (raises
-    MissingDataError when the mirror lacks it).  Runs of one (dataset, epsilon) are fitted as one batch, as the
-    runner does, the data loaded once per dataset."""
-    out = []
+REFIT_KEYS = ("algorithm", "dataset", "epsilon", "delta", "tuning_mode", "seed", "split", "data_seed", "random_state")
+
+
+def refit_units(runs: pd.DataFrame, load_data, extra: dict, out: list):
+    """Per data split of `runs` (the runner's units): (its runs, a base row for each: `extra`, the source run's
+    id, identity and test MSE; its data, loaded once).  A split the mirror lacks (`load_data` raises
+    MissingDataError) adds its base rows to `out` as missing_data instead."""
     for _, unit in runs.groupby(["dataset", "data_seed", "split"], sort=True):
-        base = [{"experiment": NAME, "method": METHOD, "private": False, "source_run_id": r.run_id,
-                 **{k: getattr(r, k) for k in ("algorithm", "dataset", "epsilon", "delta", "tuning_mode", "seed",
-                                                "split", "data_seed", "random_state")},
+        base = [{**extra, "source_run_id": r.run_id, **{k: getattr(r, k) for k in REFIT_KEYS},
                  "test_mse_reference": r.test_mse} for r in unit.itertuples()]
         try:
             data = load_data(unit.iloc[0])
         except MissingDataError as exc:
             out += [{**b, "status": "missing_data", "error": str(exc)} for b in base]
             continue
+        yield unit, base, data
+
+
+def win_table(frames: dict, figure: str, partner: str, setting, keys, substantially: bool = False) -> pd.DataFrame:
+    """Per epsilon, for each frame (name -> rows of `figure`): BoostedAdaSSP's wins over `partner` in `setting`
+    (the claim's cells: mean test MSE over seeds per dataset) on the (epsilon, dataset) cells `keys`, the sign
+    test's p, the median MSE ratio and whether the claim's test holds (`substantially`: also a median ratio <=
+    SUBSTANTIAL); columns '<statistic>_<name>'."""
+    rows = []
+    for name, frame in frames.items():
+        t = cells(lambda _: frame, figure, partner, setting).table  # noqa: B023 - called at once
+        t = t[t.index.isin(keys)]
+        for eps, g in t.groupby(level="epsilon"):
+            wins, n = int((g["ours"] < g["partner"]).sum()), int((g["ours"] != g["partner"]).sum())
+            p, ratio = sign_test(wins, n), float((g["ours"] / g["partner"]).median())
+            rows.append({"frame": name, "epsilon": eps, "wins": wins, "n": n, "p": p, "median_ratio": ratio,
+                         "claim_holds": n >= MIN_CELLS and p < ALPHA and (ratio <= SUBSTANTIAL or not substantially)})
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    table = table.pivot(index="epsilon", columns="frame")
+    table.columns = [f"{a}_{b}" for a, b in table.columns]
+    return table
+
+
+def refit(runs: pd.DataFrame, load_data) -> list[dict]:
+    """One row per run: its refit with the authors' noise and with dpbench's; `load_data(run)` -> Dataset (raises
+    MissingDataError when the mirror lacks it).  Runs of one (dataset, epsilon) are fitted as one batch, as the
+    runner does, the data loaded once per dataset."""
+    out = []
+    for unit, base, data in refit_units(runs, load_data, {"experiment": NAME, "method": METHOD, "private": False},
+                                        out):
         shared = SharedData(data.X_train, data.y_train)
         for eps, group in unit.groupby("epsilon", sort=True):
             idx = [unit.index.get_loc(i) for i in group.index]
@@ -128,20 +160,9 @@ def comparison(diag: pd.DataFrame, fig2: pd.DataFrame, setting=BOTH_TUNED, figur
                           status=fig2["status"].where(~ours, fig2["run_id"].map(status).fillna("missing_data")))
     if "zero_model" in authors:  # the refit's own output decides (by its status)
         authors["zero_model"] = authors["zero_model"].where(~ours, None)
-    rows = []
-    for noise, frame in (("authors", authors), ("dpbench", fig2)):
-        t = cells(lambda _: frame, figure, partner, setting).table  # noqa: B023 - called at once
-        t = t[t.index.isin(keys)]
-        for eps, g in t.groupby(level="epsilon"):
-            wins, n = int((g["ours"] < g["partner"]).sum()), int((g["ours"] != g["partner"]).sum())
-            p, ratio = sign_test(wins, n), float((g["ours"] / g["partner"]).median())
-            rows.append({"noise": noise, "epsilon": eps, "wins": wins, "n": n, "p": p, "median_ratio": ratio,
-                         "claim_holds": n >= MIN_CELLS and p < ALPHA and (ratio <= SUBSTANTIAL or not substantially)})
-    table = pd.DataFrame(rows)
+    table = win_table({"authors": authors, "dpbench": fig2}, figure, partner, setting, keys, substantially)
     if table.empty:
         return table
-    table = table.pivot(index="epsilon", columns="noise")
-    table.columns = [f"{a}_{b}" for a, b in table.columns]
     ratios = done.groupby("epsilon")[[c for c in done if c.startswith("under_noised_")]].median()
     return table.join(ratios)
 

@@ -20,10 +20,17 @@ import pandas as pd
 
 from dpbench import algorithms
 from dpbench.analyses import analysis
-from dpbench.analyses.diagnose_fig2 import SMOKE_DATASETS, SMOKE_EPSILONS, _load_data, source_dir
-from dpbench.analyses.paper000_comparisons import BOTH_FIXED, PARTNERS, cells
-from dpbench.claims import ALPHA, MIN_CELLS, diagnosis, released, sign_test
-from dpbench.data import MissingDataError, resolve_data_dir
+from dpbench.analyses.diagnose_fig2 import (
+    SMOKE_DATASETS,
+    SMOKE_EPSILONS,
+    _load_data,
+    refit_units,
+    source_dir,
+    win_table,
+)
+from dpbench.analyses.paper000_comparisons import BOTH_FIXED, PARTNERS
+from dpbench.claims import diagnosis, released
+from dpbench.data import resolve_data_dir
 from dpbench.reproduction import paper_rows
 from dpbench.runner.scoring import evaluate
 
@@ -40,16 +47,7 @@ def runs_to_refit(fig4: pd.DataFrame) -> pd.DataFrame:
 def refit(runs: pd.DataFrame, load_data) -> list[dict]:
     """One row per run: DP-EBM with PUBLIC_BOX over the run's own parameters, eps, delta, data and seed."""
     out = []
-    for _, unit in runs.groupby(["dataset", "data_seed", "split"], sort=True):
-        base = [{"experiment": NAME, "private": True, "source_run_id": r.run_id,
-                 **{k: getattr(r, k) for k in ("algorithm", "dataset", "epsilon", "delta", "tuning_mode", "seed",
-                                                "split", "data_seed", "random_state")},
-                 "test_mse_reference": r.test_mse} for r in unit.itertuples()]
-        try:
-            data = load_data(unit.iloc[0])
-        except MissingDataError as exc:
-            out += [{**b, "status": "missing_data", "error": str(exc)} for b in base]
-            continue
+    for unit, base, data in refit_units(runs, load_data, {"experiment": NAME, "private": True}, out):
         for b, r in zip(base, unit.itertuples(), strict=True):
             params = {**json.loads(r.params), **PUBLIC_BOX}
             est = algorithms.make(PARTNER, random_state=int(r.random_state), epsilon=float(r.epsilon),
@@ -75,22 +73,7 @@ def comparison(diag: pd.DataFrame, fig4: pd.DataFrame) -> pd.DataFrame:
     boxed.loc[ids.index, "status"] = ids.map(done["status"])
     if "zero_model" in boxed:  # the refit's status decides (no zero-model fallback with a public box)
         boxed.loc[ids.index, "zero_model"] = None
-    rows = []
-    for ranges, frame in (("public_box", boxed), ("private", fig4)):
-        t = cells(lambda _: frame, FIGURE, PARTNER, BOTH_FIXED).table  # noqa: B023 - called at once
-        t = t[t.index.isin(keys)]
-        for eps, g in t.groupby(level="epsilon"):
-            wins, n = int((g["ours"] < g["partner"]).sum()), int((g["ours"] != g["partner"]).sum())
-            p = sign_test(wins, n)
-            rows.append({"ranges": ranges, "epsilon": eps, "wins": wins, "n": n, "p": p,
-                         "median_ratio": float((g["ours"] / g["partner"]).median()),
-                         "claim_holds": n >= MIN_CELLS and p < ALPHA})
-    table = pd.DataFrame(rows)
-    if table.empty:
-        return table
-    table = table.pivot(index="epsilon", columns="ranges")
-    table.columns = [f"{a}_{b}" for a, b in table.columns]
-    return table
+    return win_table({"public_box": boxed, "private": fig4}, FIGURE, PARTNER, BOTH_FIXED, keys)
 
 
 def diagnosis_text(table: pd.DataFrame) -> str:
