@@ -20,8 +20,11 @@ install: $(VENV)/.installed
 quickstart: install
 	$(PY) -m dpbench sweep experiment=quickstart
 
+# the suite on TEST_WORKERS processes (pytest-xdist; worksteal: an idle worker takes tests queued on the other, so
+# the two long fixtures -- the fast audit, the claims' rates -- do not leave one core idle); TEST_WORKERS=0: one process
+TEST_WORKERS ?= 2
 test: install
-	$(PY) -m pytest -q --durations=10
+	$(PY) -m pytest -q --durations=10 $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist worksteal)
 
 
 lint: install
