@@ -148,9 +148,16 @@ def worth_calibrating(runs: Sequence[RunSpec], runner) -> bool:
 
 
 def _calibration_runs(s: Setting, runs: int, rounds: int) -> list[RunSpec]:
-    """`runs` runs of the setting at `rounds` rounds (a tuned setting's at quantiles of its space), as fixed runs."""
-    mode = "private_selection" if s.run.tuning_mode == "private_selection" else "fixed"
-    return [dataclasses.replace(s.run, params=s.params(runs, i, rounds), seed=i, tuning_mode=mode, tuned=None)
+    """`runs` runs of the setting at `rounds` rounds (a tuned setting's at quantiles of its space), as fixed runs;
+    a privately selected setting's as selections whose candidates all have `rounds` rounds (n_rounds pinned: drawn
+    from its range, they would cost what the calibration data's range gives, not what the runs' data's does)."""
+    if s.run.tuning_mode != "private_selection":
+        return [dataclasses.replace(s.run, params=s.params(runs, i, rounds), seed=i, tuning_mode="fixed", tuned=None)
+                for i in range(runs)]
+    tuning = dict(s.run.tuning)
+    if s.has_rounds:
+        tuning["pinned"] = sorted({*tuning.get("pinned", ()), "n_rounds"})
+    return [dataclasses.replace(s.run, params=s.params(runs, i, rounds), seed=i, tuning=tuning, tuned=None)
             for i in range(runs)]
 
 

@@ -15,7 +15,8 @@ A batch group (runs of one unit fitted together by `fit_batch`, or a run alone) 
 c0: the group's fixed cost; c1, c2: each run's set-up and per-round work (accounting, noise, solves: from
 Python overheads flat in d to d^3, hence sqrt(q)); c3: statistics shared by the group (features, X^T X); c4: a
 pass over the rows per round, shared by the runs still going; c5: each run's per-round products.  A tuned run
-costs its range's mean rounds (the range its study searches on its dataset: DP-EBM's capped by the features), a
+costs its range's mean rounds (the range its study searches on its dataset: DP-EBM's capped by the features; a
+privately selected run's candidates are drawn from the same range, and its calibration pins them to its rounds), a
 study's batch of trials the expected order statistics of their rounds.  A study with finished trials in its
 journal costs its data load and its trials still to run (`trials_left`).
 
@@ -130,10 +131,11 @@ def expected_rounds(space: dict, trials: int) -> list[float]:
     return list(_expected_rounds(canonical_json(space), trials))
 
 
-def tuned_rounds(run: RunSpec) -> dict | None:
-    """The n_rounds range a tuned run's study searches (int, not pinned; DP-EBM's capped by its dataset's
-    features, as the study does: tuning.spaces.bounded_space), else None."""
-    if run.tuning_mode != "tuned":
+def searched_rounds(run: RunSpec) -> dict | None:
+    """The n_rounds range a tuned run's study searches, or a privately selected run's candidates are drawn from
+    (int, not pinned; DP-EBM's capped by its dataset's features, as both do: tuning.spaces.bounded_space), else
+    None."""
+    if run.tuning_mode not in ("tuned", "private_selection"):
         return None
     space, shape = tuning.search_space(algorithms.get_spec(run.algorithm), run.tuning), unit_shape(run.dataset)
     rounds = (bounded_space(run.algorithm, space, shape[1]) if shape else space).get("n_rounds", {})
@@ -141,8 +143,9 @@ def tuned_rounds(run: RunSpec) -> dict | None:
 
 
 def run_rounds(run: RunSpec) -> float:
-    """A run's rounds: its own (1 without n_rounds), or a tuned run's expected (its range's mean)."""
-    space = tuned_rounds(run)
+    """A run's rounds: its own (1 without n_rounds), or a tuned or privately selected run's expected (its range's
+    mean: a selection's K candidates cost K fits of that many rounds)."""
+    space = searched_rounds(run)
     return expected_rounds(space, 1)[0] if space is not None else float(run.params.get("n_rounds", 1))
 
 
@@ -251,7 +254,7 @@ class Costs:
         batch, seeds = run.tuning["batch_trials"], run.tuning["seeds"]
         fits = 0.0
         batches = [batch] * (trials // batch) + ([trials % batch] if trials % batch else [])
-        space = tuned_rounds(run)
+        space = searched_rounds(run)
         for count in batches:
             rounds = expected_rounds(space, count) if space else [run_rounds(run)] * count
             groups: dict = defaultdict(list)  # the batch's fits grouped as `batch_groups` does

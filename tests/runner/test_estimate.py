@@ -3,13 +3,15 @@ calibration timings injected (a fake machine whose costs follow the documented m
 
 import math
 import re
+from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from dpbench import results
 from dpbench.config import RunnerConfig
-from dpbench.runner import calibration, cost_model, estimate, sweep
+from dpbench.runner import calibration, cost_model, estimate, fitting, sweep
 from dpbench.runner.grid import chunk_units, expand, group_units
 from dpbench.runner.sweep import run_sweep
 from dpbench.tuning import spaces
@@ -163,13 +165,25 @@ def test_size_and_which_sweeps_calibrate(monkeypatch):
     tuning = {"n_trials": 8, "seeds": 3, "batch_trials": 4}
     (tuned,) = grid(algorithms=[{"name": "boosted_adassp", "modes": ["tuned"]}], datasets=[synthetic(4000)],
                     seeds=[0], tuning=tuning)
-    space = cost_model.tuned_rounds(tuned)
+    space = cost_model.searched_rounds(tuned)
     assert space == {"type": "int", "low": 1, "high": 4000, "log": True}  # Table I's
     assert cost_model.size(tuned) == pytest.approx(4000 * 5 * cost_model.expected_rounds(space, 1)[0] * 8 * 3)
     # DP-EBM's study rounds are capped by the features (tuning.spaces.bounded_space): 160,000 / 1000
     (ebm,) = grid(algorithms=[{"name": "dp_ebm", "modes": ["tuned"]}], datasets=[synthetic(4000, 1000)], seeds=[0],
                   tuning=tuning)
-    assert cost_model.tuned_rounds(ebm)["high"] == spaces.DP_EBM_TERM_UPDATES // 1000
+    assert cost_model.searched_rounds(ebm)["high"] == spaces.DP_EBM_TERM_UPDATES // 1000
+    # a privately selected run's candidates draw their rounds from the same capped range: it costs its mean, and its
+    # calibration pins the candidates' rounds (drawn, they would follow the calibration data's cap)
+    (selected,) = grid(algorithms=[{"name": "dp_ebm", "modes": ["private_selection"]}],
+                       datasets=[synthetic(4000, 1000)], seeds=[0])
+    assert cost_model.searched_rounds(selected) == cost_model.searched_rounds(ebm)
+    assert cost_model.run_rounds(selected) == cost_model.expected_rounds(cost_model.searched_rounds(ebm), 1)[0]
+    calibrating = calibration._calibration_runs(cost_model.Setting(selected), 2, 16)
+    assert [r.params["n_rounds"] for r in calibrating] == [16, 16]
+    assert all("n_rounds" in r.tuning["pinned"] and r.tuning_mode == "private_selection" for r in calibrating)
+    data = SimpleNamespace(X_train=np.zeros((10, 1000)), feature_types=["numeric"] * 1000)
+    est = fitting.make_estimator(calibrating[0], data)
+    assert "n_rounds" not in est.space and est.base_params["n_rounds"] == 16
     runner = RunnerConfig(n_jobs=2)
     assert not calibration.worth_calibrating(fixed, runner)  # 4e6 cells: far too small
     # the threshold: one setting's calibration at CALIBRATION_SHARE of 4e6 cells' seconds on 2 workers
