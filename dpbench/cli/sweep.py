@@ -31,15 +31,22 @@ def _data_dir(cfg) -> str | None:
 
 
 def _outcomes(grid) -> str:
-    """'ok 10, failed 3 (ptr_failed 2, error 1), missing data 4': the grid's runs by status (failed: every status
-    but ok and missing_data, an algorithm's own outcome or a harness error)."""
+    """'ok 10, fallback 2 (ptr_failed 2), failed 1 (error 1), missing data 4': the grid's runs by status.  A
+    fallback is an algorithm's own released outcome (it has metrics, and the figures and claims count it as the
+    run's result); failed: a harness failure without a model (an error, unreadable data), retried next time."""
     import pandas as pd
 
+    from dpbench.results import NO_MODEL_STATUSES
+
     status = grid["status"] if "status" in grid else pd.Series([], dtype=object)
-    failed = status[~status.isin(["ok", "missing_data"])].value_counts()
-    detail = f" ({', '.join(f'{k} {n}' for k, n in failed.items())})" if len(failed) else ""
-    return (f"ok {(status == 'ok').sum()}, failed {failed.sum()}{detail}, "
-            f"missing data {(status == 'missing_data').sum()}")
+
+    def counted(word: str, mask) -> str:
+        found = status[mask].value_counts()
+        return f"{word} {found.sum()}" + (f" ({', '.join(f'{k} {n}' for k, n in found.items())})" if len(found) else "")
+
+    failed = status.isin(NO_MODEL_STATUSES) & (status != "missing_data")
+    return (f"ok {(status == 'ok').sum()}, {counted('fallback', ~status.isin(['ok', *NO_MODEL_STATUSES]))}, "
+            f"{counted('failed', failed)}, missing data {(status == 'missing_data').sum()}")
 
 
 def _missing_data(grid) -> int:

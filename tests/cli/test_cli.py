@@ -377,12 +377,14 @@ def test_a_dataset_with_no_row_to_fit_stops_the_sweep_before_any_fit(holey, opti
     assert est.coef_.shape == (2,) and np.isfinite(est.coef_).all()
 
 
-def test_the_summary_counts_ok_failed_and_missing_apart():
+def test_the_summary_counts_ok_fallbacks_failed_and_missing_apart():
     from dpbench.cli.sweep import _outcomes
 
-    grid = pd.DataFrame({"status": ["ok"] * 3 + ["ptr_failed"] * 2 + ["error"] + ["missing_data"] * 4})
-    assert _outcomes(grid) == "ok 3, failed 3 (ptr_failed 2, error 1), missing data 4"
-    assert _outcomes(pd.DataFrame()) == "ok 0, failed 0, missing data 0"
+    grid = pd.DataFrame({"status": ["ok"] * 3 + ["ptr_failed"] * 2 + ["label_range_not_found", "error", "data_error"]
+                         + ["missing_data"] * 4})
+    assert _outcomes(grid) == ("ok 3, fallback 3 (ptr_failed 2, label_range_not_found 1), failed 2 (error 1, "
+                               "data_error 1), missing data 4")
+    assert _outcomes(pd.DataFrame()) == "ok 0, fallback 0, failed 0, missing data 0"
 
 
 def _sweep(capsys, *args):
@@ -393,8 +395,8 @@ def _sweep(capsys, *args):
 def test_a_sub_grid_shows_its_own_runs_and_keeps_each_grid_config(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     out = _sweep(capsys, "epsilons=[0.5,1,2]", "seeds=[0,1]")  # 2 private x 3 eps x 2 seeds + 2 ols
-    assert ("quickstart: 14 runs in the grid: ok 14, failed 0, missing data 0; this sweep tried 14 (0 of them "
-            "retries), 0 were already finished") in out
+    assert ("quickstart: 14 runs in the grid: ok 14, fallback 0, failed 0, missing data 0; this sweep tried 14 "
+            "(0 of them retries), 0 were already finished") in out
     assert "(14 runs)" in out
     out = _sweep(capsys, "epsilons=[0.5,1]", "seeds=[0,1]")
     assert "this sweep tried 0 (0 of them retries), 10 were already finished" in out and "(10 runs)" in out
@@ -433,8 +435,8 @@ def test_retried_runs_are_counted(tmp_path, monkeypatch, capsys):
             "runner.n_jobs=1"]
     # missing data: the run is tried (and retried next time), and a grid where nothing could run is an error
     assert main(args) == 2
-    assert ("1 runs in the grid: ok 0, failed 0, missing data 1; this sweep tried 1 (0 of them retries), 0 were "
-            "already finished") in capsys.readouterr().out
+    assert ("1 runs in the grid: ok 0, fallback 0, failed 0, missing data 1; this sweep tried 1 (0 of them retries), "
+            "0 were already finished") in capsys.readouterr().out
     assert main(args) == 2
     out, err = capsys.readouterr()
     assert "this sweep tried 1 (1 of them retries)" in out and "none of the 1 runs could run" in err
