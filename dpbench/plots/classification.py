@@ -8,7 +8,8 @@ Kinds (each a `plot.kind`; `python -m dpbench analysis paper001_figures` draws t
 - `boosting_effect` (Figs 4, 9, 10): BoostedAdaSSP's mean test F1 after R rounds over its mean after 1 round,
   against epsilon, a panel per dataset, a line per R in {10, 100, 1000}, for one `loss`.
 - `dpebm_leaves` (Fig. 5): DP-EBM's metric against epsilon, a line per max_leaves; a (rounds, epsilon) where
-  every run failed is a gap in the line and a red cross on the axis (the paper's missing dots).
+  every run failed is a gap in the line and a red cross on the axis (the paper's missing dots); a dataset whose
+  data is missing is a panel that says so.
 - `nonprivate_rounds` (Fig. 6): the non-private boosted linear models' metric against rounds, a panel per dataset.
 
 Averages over datasets use only the (method, epsilon, rounds) present on every dataset shown.
@@ -170,7 +171,10 @@ def dpebm_leaves(df: pd.DataFrame, title: str = "", metric: str = "test_f1", n_r
     datasets = sorted(runs["dataset"].unique())
     fig, axes = common.panels(max(len(datasets), 1), sharex=True, sharey=True, layout="constrained")
     for ax, name in zip(axes, datasets, strict=False):
-        sub = runs[runs["dataset"] == name]
+        sub = runs[(runs["dataset"] == name) & (runs["status"] != "missing_data")]  # absent data: no run failed
+        if sub.empty:
+            common.not_run(ax, f"{common.dataset_title(name)}: data missing")
+            continue
         for leaves, g in sub.groupby("param_max_leaves"):
             color = LEAF_COLORS.get(int(leaves), "tab:gray")
             cells = g.groupby("epsilon")

@@ -225,3 +225,18 @@ def test_classification_colours_come_from_names_and_losses():
     assert colors == {"DP-XGBoost (non-privately tuned)": named["dp_xgboost"], "DP-EBM": named["dp_ebm_clf"],
                       "BoostedAdaSSP (hinge)": LOSS_COLORS["hinge"],
                       "Boosted linear (non-private) (hinge)": LOSS_COLORS["hinge"]}
+
+
+def test_dpebm_leaves_marks_failed_fits_and_says_which_data_is_missing():
+    """Fig. 5's crosses are the fits that failed (the paper's missing dots); a dataset absent from the mirror is a
+    panel that says so, not a row of crosses."""
+    rows = [{"algorithm": "dp_ebm_clf", "param_n_rounds": 100, "param_max_leaves": leaves, "dataset": name,
+             "epsilon": eps, "seed": 0, "status": status, "test_f1": 0.5 if status == "ok" else np.nan}
+            for name, status in (("adult", "ok"), ("creditcard", "missing_data"))
+            for leaves in (1, 1000) for eps in (0.1, 1.0)]
+    rows[0] = {**rows[0], "status": "error", "test_f1": np.nan}  # adult, 1 leaf, eps 0.1: every run failed
+    fig = plots.make({"kind": "dpebm_leaves"}, pd.DataFrame(rows))
+    adult, creditcard = fig.axes[:2]
+    crosses = [c for c in adult.collections if isinstance(c, PathCollection) and len(c.get_offsets())]
+    assert [tuple(c.get_offsets()[0]) for c in crosses] == [(0.1, 0.0)]
+    assert not creditcard.collections and "creditcard: data missing" in creditcard.texts[0].get_text()
