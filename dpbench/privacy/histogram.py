@@ -124,14 +124,24 @@ def group_statistics(values: np.ndarray, groups: np.ndarray, keep_quantile: floa
     present = np.flatnonzero(counts)
     if keep_quantile is None:
         return np.bincount(groups, weights=values)[present] / counts[present]
-    order = np.lexsort((values, groups))
-    v, starts = values[order], np.concatenate([[0], np.cumsum(counts)])
+    v, starts = values[_by_group_then_value(values, groups)], np.concatenate([[0], np.cumsum(counts)])
     m = counts[present]
     # psi_j = the ceil(q m_j)-th smallest value of group j (numpy's 'inverted_cdf' quantile)
     psi = v[starts[present] + np.maximum(np.ceil(keep_quantile * m).astype(int), 1) - 1]
     kept = np.where(v <= np.repeat(psi, m), v, 0.0)
     with np.errstate(over="ignore"):  # a sum that overflows is inf: the histogram's overflow bin
         return np.add.reduceat(kept, starts[present]) / m
+
+
+def _by_group_then_value(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """An order of the rows by group, then by value: values[order] is np.lexsort((values, groups))'s sequence
+    (rows of equal value may swap, which changes nothing read from it), in about half its time (DP-ROBGD sorts its
+    S2 residuals every round): one sort of the values, then a stable sort by group, a radix sort for small ints."""
+    by_value = np.argsort(values)
+    labels = groups[by_value]
+    if labels.size and labels.max() <= np.iinfo(np.int16).max:
+        labels = labels.astype(np.int16)
+    return by_value[np.argsort(labels, kind="stable")]
 
 
 def private_scale_estimate(
