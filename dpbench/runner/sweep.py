@@ -25,6 +25,7 @@ from dpbench.config import RunnerConfig
 from dpbench.data import EmptyDataError, get_spec, load_dataset
 from dpbench.extend import load_imports
 from dpbench.runner import backends, lock, workers
+from dpbench.runner.cost_model import loads_here
 from dpbench.runner.estimate import Estimate, estimate
 from dpbench.runner.grid import RunSpec, Unit, canonical_json, chunk_units, expand, group_units, stable_hash
 from dpbench.runner.provenance import Provenance, git_state
@@ -40,9 +41,11 @@ def _tune(plan: Estimate, ctx: TaskContext, progress: bool) -> list[Unit]:
         return plan.chunks
     tasks = (joblib.delayed(run_study_task)(r, ctx, plan.note(ctx.prov.experiment, r, plan.study_estimates[k]))
              for k, r in plan.studies.items())
-    work = plan.study_work()
+    # the bar counts the studies whose data is here (the others only record missing_data, at once)
+    shown = {k: r for k, r in plan.studies.items() if loads_here(r, ctx.prov.data_dir)}
+    work = {k: w for k, w in plan.study_work().items() if k in shown}
     bar = WorkBar(sum(work.values()), f"{ctx.prov.experiment}: tuning", progress, plan.eta_workers)
-    with bar, _trials_progress(bar, plan.studies, plan.trials, ctx.studies_dir, work) as done:
+    with bar, _trials_progress(bar, shown, plan.trials, ctx.studies_dir, work) as done:
         chosen = {}
         for k, res in zip(plan.studies, joblib.Parallel(return_as="generator", batch_size=1)(tasks), strict=True):
             chosen[k] = res
@@ -70,7 +73,8 @@ def _trials_progress(bar, studies: dict, trials: dict, studies_dir: str, work: d
         finished = {k: trials[k] if k in done else min(trials[k], finished_trials(studies_dir, r))
                     for k, r in studies.items()}
         bar.show(sum(work[k] * finished[k] / trials[k] for k in studies if trials[k]),
-                 f"{sum(finished.values())}/{sum(trials.values())} trials, {len(done)}/{len(studies)} studies")
+                 f"{sum(finished.values())}/{sum(trials[k] for k in studies)} trials, "
+                 f"{len(done & studies.keys())}/{len(studies)} studies")
 
     def poll():
         while not stop.wait(every):

@@ -275,8 +275,10 @@ def test_the_tuning_bar_counts_trials_while_studies_run(tmp_path, monkeypatch):
             self.seen.append(n)
 
     monkeypatch.setattr(sweep, "WorkBar", Bar)
+    monkeypatch.setenv("DPBENCH_DATA_DIR", str(tmp_path / "no_mirror"))
     exp = {**_exp(n_trials=5), "epsilons": [1.0, 4.0], "seeds": [0]}  # two studies of 5 trials
-    run_sweep(exp, {**RUNNER, "progress": True}, tmp_path / "t")
+    # and two on a dataset that is not here: they only record missing_data, and the bar leaves them out
+    run_sweep({**exp, "datasets": [DATA, {"name": "openml_361072"}]}, {**RUNNER, "progress": True}, tmp_path / "t")
     tuning_bar = bars[0]  # uncalibrated (a small grid): its work is trials
     assert tuning_bar.total == 10 and tuning_bar.seen[-1] == 10 and tuning_bar.text == "10/10 trials, 2/2 studies"
     assert tuning_bar.seen == sorted(tuning_bar.seen)
