@@ -131,8 +131,8 @@ def errors(df: pd.DataFrame, metric: str | None = None) -> tuple[pd.DataFrame, s
     missing data) are left out."""
     from dpbench import metrics
 
-    task = df["task"].iloc[0] if len(df) else "regression"
-    column = metric or DEFAULT_METRIC[task]
+    tasks = df["task"].dropna() if "task" in df else pd.Series(dtype=object)  # a missing_data row has no task
+    column = metric or DEFAULT_METRIC[tasks.iloc[0] if len(tasks) else "regression"]
     m = metrics.of_column(column)
     if m is None:
         raise ValueError(f"unknown metric column {column!r}")

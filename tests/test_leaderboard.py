@@ -108,6 +108,10 @@ def test_classification_error_is_one_minus_f1_and_losses_are_entries():
                        "tuning_mode": "fixed", "epsilon": 1.0, "seed": 0, "test_f1": [0.75, 0.5, 0.25]})
     errs, column = lb.errors(df)
     assert column == "test_f1"
+    # a task missing from the mirror gives rows without a task (nor metrics) wherever they come in the frame
+    missing = pd.DataFrame({"algorithm": ["dp_ebm_clf"], "dataset": "creditcard", "task": [None],
+                            "tuning_mode": "fixed", "epsilon": 1.0, "seed": 0, "test_f1": [np.nan]})
+    assert lb.errors(pd.concat([missing, df], ignore_index=True))[0]["error"].tolist() == [0.25, 0.5, 0.75]
     assert errs["entry"].tolist() == ["boosted_adassp_clf:logistic", "boosted_adassp_clf:hinge", "dp_ebm_clf"]
     assert errs["error"].tolist() == [0.25, 0.5, 0.75]
 
