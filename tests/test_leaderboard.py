@@ -175,6 +175,7 @@ def test_leaderboard_command_runs_the_protocol_and_joins_the_reference(tmp_path,
                  str(ref), *TINY]) == 0
     mine = results.load(tmp_path / "mine" / "leaderboard-adassp")
     assert set(mine["algorithm"]) == {"adassp"}
+    assert_the_protocol_spends_the_budget(mine)
     assert set(mine["tuning_mode"]) == {"fixed", "private_selection", "tuned"}
     joined = pd.read_csv(tmp_path / "mine" / "leaderboard-adassp" / "board" / "boards.csv")
     assert set(joined["entry"]) == {"adassp", "ssp"} and set(joined["tuning_mode"]) == set(lb.MODES)
@@ -345,3 +346,26 @@ def test_readme_leaderboard_table_from_the_reference_board(boards, tmp_path, mon
     assert reproduction.markdown_table(lb.summary_table(board)) in text
     assert "| AdaSSP | 1.00 (1.00) | 1.3x | 1.00 (1.00) | 1.3x |" in text
     assert "*Classification: not run yet at the reference scale" in text
+
+
+def assert_the_protocol_spends_the_budget(rows: pd.DataFrame) -> None:
+    """Every private row's ledger spends at most its (eps, delta), and a privately selected one exactly: the
+    selection's vote is charged to the same budget as its candidates (not on top of it)."""
+    spent = rows[rows["spent_epsilon"].notna()]
+    assert len(spent) and (spent["spent_epsilon"] <= spent["epsilon"] * (1 + 1e-9)).all()
+    assert (spent["spent_delta"] <= spent["delta"] * (1 + 1e-9)).all()
+    selected = spent[spent["tuning_mode"] == "private_selection"]
+    assert len(selected) and np.allclose(selected["spent_epsilon"], selected["epsilon"], rtol=1e-9)
+
+
+def test_the_reference_leaderboard_spends_each_runs_budget():
+    from pathlib import Path
+
+    from dpbench import results
+
+    board = Path(__file__).parents[1] / "results" / "reference" / "leaderboard"
+    if not (board / results.PARTS).is_dir():
+        pytest.skip("no reference leaderboard")
+    rows = results.load(board)
+    assert set(rows["tuning_mode"]) == set(lb.MODES)
+    assert_the_protocol_spends_the_budget(rows)
