@@ -341,9 +341,10 @@ def grid_cells(runs) -> pd.DataFrame:
         .rename(columns={"seed": "seeds"})
 
 
-def gaps(cell: pd.DataFrame, grid: pd.DataFrame) -> list[str]:
+def gaps(cell: pd.DataFrame, grid: pd.DataFrame, absent=()) -> list[str]:
     """What the board's cells lack of the grid's, in words ([] when every cell is there with every seed): the
-    entries, tasks, modes and epsilons without any cell, then the other cells missing, then cells short of seeds."""
+    entries, tasks, modes and epsilons without any cell, then the other cells missing, then cells short of seeds.
+    `absent`: the tasks whose data was missing when the sweep ran (said as such: nothing of theirs failed)."""
     from dpbench.plots.leaderboard import entry_label
     from dpbench.tuning import MODE_LABELS
 
@@ -357,11 +358,15 @@ def gaps(cell: pd.DataFrame, grid: pd.DataFrame) -> list[str]:
     for level, (what, label) in words.items():
         every = missing.groupby(level=level).all()
         none = [v for v, lacking in every.items() if lacking]
-        if none:
-            names = [label(v) for v in none]
-            out.append(f"no cell for {len(none)} of the grid's {len(every)} {what} "
-                       f"({_few(names if level == 'epsilon' else sorted(names))})")
-            covered |= want.index.get_level_values(level).isin(none)
+        groups = ([("", [v for v in none if v not in absent]),
+                   (", their data missing when it ran", [v for v in none if v in absent])]
+                  if level == "dataset" else [("", none)])
+        for why, these in groups:
+            if these:
+                names = [label(v) for v in these]
+                out.append(f"no cell for {len(these)} of the grid's {len(every)} {what}{why} "
+                           f"({_few(names if level == 'epsilon' else sorted(names))})")
+        covered |= want.index.get_level_values(level).isin(none)
     rest = missing & ~covered
     if rest.any():
         tasks = sorted(set(rest[rest].index.get_level_values("dataset")))
@@ -399,6 +404,17 @@ def protocol_runs(sweep_dir) -> tuple[list, str]:
     return [], "no grid known"
 
 
+def absent_tasks(sweep_dir) -> set[str]:
+    """The tasks of a sweep directory whose every row is missing_data (their data was not there when it ran)."""
+    from dpbench import results
+
+    rows = results.load(sweep_dir, expand_params=False)
+    if rows.empty:
+        return set()
+    missing = (rows["status"] == "missing_data").groupby(rows["dataset"]).all()
+    return set(missing[missing].index)
+
+
 def read_board(sweep_dir) -> Board | None:
     """The board `write_board` left in `sweep_dir`/board (None when there is none), with its gaps against
     `protocol_runs`."""
@@ -414,8 +430,8 @@ def read_board(sweep_dir) -> Board | None:
         except (FileNotFoundError, pd.errors.EmptyDataError):  # a table written empty (no tuned cells, say)
             tables[name] = pd.DataFrame()
     runs, grid = protocol_runs(sweep_dir)
-    missing = gaps(tables["cells"], grid_cells(runs)) if runs else ["its grid is unknown, so its completeness is not "
-                                                                     "checked"]
+    missing = gaps(tables["cells"], grid_cells(runs), absent_tasks(sweep_dir)) if runs else [
+        "its grid is unknown, so its completeness is not checked"]
     return Board(tables, missing, grid, [f for f in FIGURES if (out / f).exists()])
 
 

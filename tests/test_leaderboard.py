@@ -292,6 +292,24 @@ def test_a_partial_board_says_what_it_lacks(boards, tmp_path):
     assert lb.read_board(tmp_path / "nowhere") is None
 
 
+def test_a_task_whose_data_was_missing_is_said_so(tmp_path):
+    """A task of the grid that is not in the data mirror has only missing_data rows: the board is partial, and says
+    why (nothing of that task failed); a task with no rows at all is a plain gap."""
+    from dpbench import results
+    from dpbench.data import dataset_label
+    from dpbench.runner.grid import expand
+
+    out = sweep_with_board(tmp_path / "lbmissing", lambda r: r.dataset["d"] in (3, 4))
+    absent = [r for r in expand(GRID) if r.dataset["d"] == 4]
+    results.write_part([{"run_id": r.run_id, "algorithm": r.algorithm, "dataset": dataset_label(r.dataset),
+                         "task": None, "tuning_mode": r.tuning_mode, "epsilon": r.epsilon, "seed": r.seed,
+                         "status": "missing_data", "params": "{}", "git_dirty": False} for r in absent], out, "b")
+    label = {d: dataset_label(GRID["datasets"][d - 2]) for d in (3, 4)}
+    assert lb.read_board(out).gaps == [f"no cell for 1 of the grid's 3 tasks ({label[3]})",
+                                       f"no cell for 1 of the grid's 3 tasks, their data missing when it ran "
+                                       f"({label[4]})"]
+
+
 def test_the_report_shows_each_board(boards, monkeypatch):
     """The report's section of a sweep with a board: the board's sentences, its rank tables, figures (files that
     are there) and the cost of tuning; a partial board says so in the contents and in bold."""
