@@ -13,9 +13,14 @@ A setting's c's (non-negative least squares) come from CPU timings of the runner
 batching, predictions, scores) on 2 row counts (up to 16,000: the data must outgrow the caches) x 1 and K runs
 x 1 and r rounds (r doubling from 8 until the rounds take ROUNDS_CPU_SECONDS or the runs need no more) of one
 dataset of the grid (d0 columns: the d of most of the grid's work).  A tuned setting's K runs take K quantiles
-of its tuning space (a study's batch has K different points).  CPU seconds become wall seconds by the share of
-a CPU a process gets (measured while calibrating, and for n_jobs forked processes at once: on a busy Linux
-machine a sweep's workers share their session's part).
+of its tuning space (a study's batch has K different points).  The timings are of the algorithm's whole path:
+a fit that falls back (a status other than ok) stops early, so a setting is timed at the largest epsilon of its
+runs, on 4x more rows (up to the calibration set's) while none of its fits runs to the end, and at
+CALIBRATION_EPSILON when none does on all of them.  DP-ROBGD's private histograms come out empty on most of a
+calibration set, and timed there its studies were estimated at 1/50 of their time (the regression leaderboard's:
+70 s for about an hour).  A grid whose runs fall back then takes less than its estimate.  CPU seconds become
+wall seconds by the share of a CPU a process gets (measured while calibrating, and for n_jobs forked processes
+at once: on a busy Linux machine a sweep's workers share their session's part).
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from dpbench.tuning.study import study_key
 
 CALIBRATION_ROWS = (2000, 16000)  # training rows of the calibration fits (at most the calibration set's; caches matter)
 CALIBRATION_RUNS = 4  # K: runs of a calibrated batch
+CALIBRATION_EPSILON = 1e4  # a setting whose fits fall back on all the calibration set's rows is timed at this epsilon
 ROUNDS_CPU_SECONDS = 0.2  # calibration rounds double from 8 while they take less than this (CPU seconds), and
 MAX_CALIBRATION_ROUNDS = 256  # the runs need more, up to this
 BLOCK_SECONDS, BLOCKS = 0.02, 3  # a timing: the median of BLOCKS blocks of repeated calls, each >= BLOCK_SECONDS
@@ -169,22 +175,38 @@ def _subset(data, rows: int):
                                X_test=data.X_test[:test], y_test=data.y_test[:test])
 
 
-def _fit_path(runs: list[RunSpec], data) -> Callable[[], object]:
+def _fit_path(runs: list[RunSpec], data) -> Callable[[], list[dict]]:
     return lambda: fit_runs(runs, data, (SharedData(data.X_train, data.y_train), SharedData(data.X_test)))
+
+
+def _full_path(s: Setting, data, ks: tuple[int, ...], rounds: int) -> tuple[Setting, int, int]:
+    """The setting as timed, and its two calibration row counts: CALIBRATION_ROWS (at most the data's training rows
+    and a quarter of them), times 4 while none of its K fits of `rounds` rounds on the larger runs to the end; at
+    CALIBRATION_EPSILON if none does on all the rows."""
+    n1, n2 = (min(data.n_train, max(2, n)) for n in (min(CALIBRATION_ROWS[0], data.n_train // 4),
+                                                      CALIBRATION_ROWS[1]))
+    while not any(row["status"] == "ok"
+                  for row in _fit_path(_calibration_runs(s, ks[-1], rounds), _subset(data, n2))()):
+        if n2 < data.n_train:
+            n1, n2 = min(4 * n1, data.n_train // 4), min(data.n_train, 4 * n2)
+        elif s.run.epsilon < CALIBRATION_EPSILON:
+            s = Setting(dataclasses.replace(s.run, epsilon=CALIBRATION_EPSILON))
+        else:  # it falls back even there (or is not private): its fallback is what is timed
+            break
+    return s, n1, n2
 
 
 def _calibrate_setting(s: Setting, data, d0: int, timer: Timer, target_rounds: float) -> CostModel:
     """Time the setting at the design points of the module docstring (rounds up to the most its runs need,
     `target_rounds`) and fit c0..c5."""
-    n1, n2 = (min(data.n_train, max(2, n)) for n in (min(CALIBRATION_ROWS[0], data.n_train // 4),
-                                                      CALIBRATION_ROWS[1]))
-    parts = {n: _subset(data, n) for n in (n1, n2)}
     ks = (1, CALIBRATION_RUNS) if s.key is not None else (1,)
+    _fit_path(_calibration_runs(s, 1, 1), _subset(data, min(data.n_train, CALIBRATION_ROWS[0])))()  # warm-up
+    s, n1, n2 = _full_path(s, data, ks, min(8, max(1, int(target_rounds))) if s.has_rounds else 1)
+    parts = {n: _subset(data, n) for n in (n1, n2)}
 
     def time_at(rows: int, k: int, r: int) -> float:
         return timer(_fit_path(_calibration_runs(s, k, r), parts[rows]), Point(rows, k, r))
 
-    _fit_path(_calibration_runs(s, 1, 1), parts[n1])()  # warm-up: imports, caches
     points = {(n, k, 1): time_at(n, k, 1) for n in (n1, n2) for k in ks}
     if s.has_rounds:  # rounds enough to time their cost precisely (or as many as the runs need)
         r, top = 8, (n2, ks[-1])
@@ -235,7 +257,7 @@ def calibrate(runs: Sequence[RunSpec], data_dir, blas_threads: int | None = 1, t
     with threadpool_limits(limits=blas_threads, user_api="blas") if blas_threads else contextlib.nullcontext():
         for r in runs:
             key = setting_key(r)
-            if key not in settings:
+            if key not in settings or r.epsilon > settings[key].run.epsilon:  # a fit goes furthest at the largest
                 settings[key] = Setting(dataclasses.replace(r, dataset=unit.dataset))
             target[key] = max(target[key], run_rounds(r))
         for key, s in settings.items():

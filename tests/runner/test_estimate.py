@@ -11,6 +11,7 @@ import pytest
 
 from dpbench import results
 from dpbench.config import RunnerConfig
+from dpbench.data import load_dataset
 from dpbench.runner import calibration, cost_model, estimate, fitting, sweep
 from dpbench.runner.grid import chunk_units, expand, group_units
 from dpbench.runner.sweep import run_sweep
@@ -281,3 +282,31 @@ def test_the_dry_run_of_a_resumed_grid_counts_the_trial_fits_left(tmp_path, monk
     assert main(["sweep", "experiment=quickstart", "name=a", *grid_args]) == 0
     capsys.readouterr()
     assert trial_fits("b") == (0, 8)  # another grid's runs on the same study: its trials are reused
+
+
+def test_a_setting_is_timed_where_its_fits_run_to_the_end():
+    """A fit that falls back stops early: timing it would time the fallback.  DP-ROBGD on 2000 Gaussian rows
+    releases 'norm_histogram_empty' at eps 0.1 (on all its rows), so it is timed at CALIBRATION_EPSILON; and a
+    setting with runs at eps 0.1 and 10 (one setting: epsilon is not in its key) is timed at the larger."""
+    timed = []
+
+    def recording_timer(fn, point):
+        timed.append((point, fn()))
+        return fake_timer(fn, point)
+
+    runs = grid(algorithms=[{"name": "robgd", "params": {"n_rounds": 2}}], datasets=[synthetic(2000)],
+                epsilons=[0.1], seeds=[0])
+    data = load_dataset(runs[0].dataset, split_seed=runs[0].data_seed, split=runs[0].split)
+    assert fitting.fit_one(runs[0], data)["status"] == "norm_histogram_empty"
+    calibration.calibrate(runs, None, timer=recording_timer, share=1.0)
+    statuses = [row["status"] for _, rows in timed for row in rows]
+    assert timed and "norm_histogram_empty" not in statuses and "ok" in statuses
+    spent = [row["spent_epsilon"] for _, rows in timed for row in rows]
+    assert spent == pytest.approx([calibration.CALIBRATION_EPSILON] * len(spent))
+    assert {p.rows for p, _ in timed} == {500, 2000}  # the data's rows (all its 2000) and a quarter of them
+
+    timed.clear()
+    runs = grid(algorithms=["boosted_adassp"], datasets=[synthetic(2000)], epsilons=[0.1, 10.0], seeds=[0])
+    calibration.calibrate(runs, None, timer=recording_timer, share=1.0)
+    spent = [row["spent_epsilon"] for _, rows in timed for row in rows]
+    assert spent == pytest.approx([10.0] * len(spent))
