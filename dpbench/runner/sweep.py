@@ -65,7 +65,8 @@ def _trials_progress(bar, studies: dict, trials: dict, studies_dir: str, work: d
     """Keep the tuning bar at the work of the trials finished so far (a study's `work` times its share of
     trials finished), read from the studies' journals every `every` seconds by a thread (a study of slow fits,
     e.g. DP-EBM's thousands of rounds on hundreds of features, moves the bar trial by trial instead of sitting
-    still for minutes); a study in the yielded set counts whole."""
+    still for minutes); a study in the yielded set counts whole, as does one whose trials are all in its journal
+    (the results come back in the studies' order: a resumed sweep's finished studies would wait their turn)."""
     done: set[str] = set()
     stop = threading.Event()
 
@@ -74,7 +75,7 @@ def _trials_progress(bar, studies: dict, trials: dict, studies_dir: str, work: d
                     for k, r in studies.items()}
         bar.show(sum(work[k] * finished[k] / trials[k] for k in studies if trials[k]),
                  f"{sum(finished.values())}/{sum(trials[k] for k in studies)} trials, "
-                 f"{len(done & studies.keys())}/{len(studies)} studies")
+                 f"{sum(k in done or finished[k] >= trials[k] for k in studies)}/{len(studies)} studies")
 
     def poll():
         while not stop.wait(every):

@@ -260,7 +260,7 @@ def test_the_tuning_bar_counts_trials_while_studies_run(tmp_path, monkeypatch):
         """WorkBar's interface: the work done (`show`) and the counts beside it."""
 
         def __init__(self, total, desc="", progress=True, workers=0):
-            self.total, self.desc, self.n, self.seen, self.text = total, desc, 0, [], ""
+            self.total, self.desc, self.n, self.seen, self.text, self.texts = total, desc, 0, [], "", []
             self.disable = not progress
             bars.append(self)
 
@@ -273,6 +273,7 @@ def test_the_tuning_bar_counts_trials_while_studies_run(tmp_path, monkeypatch):
         def show(self, n, counts):
             self.n, self.text = n, counts
             self.seen.append(n)
+            self.texts.append(counts)
 
     monkeypatch.setattr(sweep, "WorkBar", Bar)
     monkeypatch.setenv("DPBENCH_DATA_DIR", str(tmp_path / "no_mirror"))
@@ -283,7 +284,9 @@ def test_the_tuning_bar_counts_trials_while_studies_run(tmp_path, monkeypatch):
     assert tuning_bar.total == 10 and tuning_bar.seen[-1] == 10 and tuning_bar.text == "10/10 trials, 2/2 studies"
     assert tuning_bar.seen == sorted(tuning_bar.seen)
     run_sweep(exp, {**RUNNER, "progress": True}, tmp_path / "u", studies_dir=tmp_path / "t" / "tuning")  # reused:
-    assert [b.seen[0] for b in bars if b.desc.endswith("tuning")] == [0, 10]  # the bar starts at their trials
+    resumed = [b for b in bars if b.desc.endswith("tuning")][1]
+    assert resumed.seen[0] == 10 and bars[0].seen[0] == 0  # the bar starts at their trials
+    assert resumed.texts[0] == "10/10 trials, 2/2 studies"  # and its finished studies, before their results return
 
     bar = Bar(total=7)
     (tmp_path / "j").mkdir()
