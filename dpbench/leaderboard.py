@@ -248,7 +248,7 @@ def tuning_cost(cell: pd.DataFrame) -> pd.DataFrame:
 
 def rank_agreement(ranked: pd.DataFrame, mode: str, reference: str = "tuned") -> pd.DataFrame:
     """Per epsilon: Kendall's tau between the average-rank orders of `mode` and `reference` over the entries both
-    ranked (1: the papers' protocol orders them as the private one does)."""
+    ranked (1: non-private tuning, paper 000's protocol, orders them as the private one does)."""
     rows = []
     for eps, g in ranked.groupby("epsilon"):
         a = g[g["tuning_mode"] == mode].set_index("entry")["average_rank"]
@@ -467,7 +467,7 @@ def _at(table: pd.DataFrame, mode: str, eps: float) -> pd.DataFrame:
 
 def findings(board: Board) -> list[str]:
     """What the board says, in a few sentences made from its files: partial or not, who ranks first privately
-    selected, what honest tuning costs, how the ranking moves from the papers' protocol to the private one."""
+    selected, what honest tuning costs, how the ranking moves from non-private tuning (paper 000's protocol) to the private one."""
     from dpbench.plots.leaderboard import entry_label
 
     t = board.tables
@@ -505,11 +505,11 @@ def findings(board: Board) -> list[str]:
         taus.append(_series([f"{r.kendall_tau:.2f} at eps {r.epsilon:g}" for r in g.itertuples()]) if len(g) else "")
     if taus[0]:
         move = _largest_move(ranked)
-        out.append(f"Kendall's tau between the ranking under the papers' protocol (non-private tuning) and under "
+        out.append(f"Kendall's tau between the ranking under non-private tuning (paper 000's protocol) and under "
                    f"private selection is {taus[0]} (1: the same order)"
                    + (f", and against fixed defaults {taus[1]}" if taus[1] else "")
-                   + (f"; the largest move is {entry_label(move[0])}'s, {_ordinal(move[1])} under the papers' "
-                      f"protocol and {_ordinal(move[2])} under private selection at eps {move[3]:g}" if move else "")
+                   + (f"; the largest move is {entry_label(move[0])}'s, {_ordinal(move[1])} non-privately tuned "
+                      f"and {_ordinal(move[2])} privately selected at eps {move[3]:g}" if move else "")
                    + ".")
     return out
 
@@ -580,7 +580,7 @@ def cost_table(board: Board) -> pd.DataFrame:
 
 def summary_table(board: Board) -> pd.DataFrame:
     """The board in one table (the README's): per entry and epsilon its average rank privately selected (and
-    under the papers' protocol) and what private selection costs it (median ratio to its tuned error)."""
+    non-privately tuned) and what private selection costs it (median ratio to its tuned error)."""
     from dpbench.plots.leaderboard import entry_label
 
     ranked, cost = board.tables["boards"], board.tables["tuning_cost"]
@@ -597,7 +597,7 @@ def summary_table(board: Board) -> pd.DataFrame:
                                                                                                  "tuned")}
             ratio = _at(cost, "private_selection", eps).set_index("entry")["median_ratio"].get(entry) \
                 if len(cost) else None
-            row[f"eps {eps:g}: rank (papers')"] = " ".join(
+            row[f"eps {eps:g}: rank (tuned)"] = " ".join(
                 [f"{rank['private_selection']:.2f}" if rank["private_selection"] is not None else "-",
                  f"({rank['tuned']:.2f})" if rank["tuned"] is not None else "(-)"])
             row[f"eps {eps:g}: cost"] = _ratio(ratio) if ratio is not None else "-"

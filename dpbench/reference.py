@@ -98,9 +98,10 @@ def paper001_f1(results_dir: Path, epsilons=(0.1, 1.0), rounds=(100, 1000)) -> s
     return "\n".join(head + rows) if rows else "*paper001: no finished runs at these settings*"
 
 
-LEADERBOARD_NOTE = ("rank: the average rank over tasks with private selection (1 = best), in parentheses under "
-                    "the papers' protocol (non-private tuning); cost: the error with private selection over the "
-                    "non-privately tuned one, the median over tasks.")
+LEADERBOARD_NOTE = ("rank: the average rank over tasks with private selection (1 = best), in parentheses "
+                    "non-privately tuned (paper 000's protocol; paper 001 fixed its settings but DP-XGBoost's "
+                    "subsample); cost: the error with private selection over the non-privately tuned one, the "
+                    "median over tasks.")
 
 
 def leaderboard(results_dir: Path) -> str:

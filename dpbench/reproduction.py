@@ -301,7 +301,7 @@ BOARD_NOTE = ("Average rank over the tasks every entry ran on (1 = lowest error;
               "entries sharing a letter are not told apart by Nemenyi's test at alpha 0.05 (the bars of the "
               "critical-difference diagram); the last row: the tasks ranked, the Friedman (Iman-Davenport) p-value "
               "and the critical difference. Privately selected and fixed are private end to end; non-privately "
-              "tuned is the papers' protocol, its selection not charged to the budget.")
+              "tuned is paper 000's protocol, its selection not charged to the budget.")
 COST_NOTE = ("Each private mode's error over the same entry's non-privately tuned error on a task: the median over "
              "tasks, the geometric mean, and on how many tasks the private mode was worse (1.0x: honest tuning costs "
              "nothing).")

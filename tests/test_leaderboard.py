@@ -253,7 +253,7 @@ def test_findings_read_the_boards_files(boards, tmp_path):
            "4.1x (SSP) at eps 1" in said[2]
     assert "is 0.50x (DP-GD) to 2.0x (SSP) at eps 0.1" in said[3]  # fixed: DP-GD's 0.5, AdaSSP's and SSP's 2
     assert "private selection is 0.33 at eps 0.1 and 0.33 at eps 1" in said[4]
-    assert "the largest move is DP-GD's, 3rd under the papers' protocol and 2nd under private selection" in said[4]
+    assert "the largest move is DP-GD's, 3rd non-privately tuned and 2nd privately selected" in said[4]
     # the numbers come from the files: another number in tuning_cost.csv, another sentence
     shutil.copytree(boards / "lbtest", tmp_path / "lbtest")
     cost_csv = tmp_path / "lbtest" / lb.BOARD / "tuning_cost.csv"
@@ -277,7 +277,7 @@ def test_tables_of_a_board(boards):
     assert cost.loc[("1", "SSP"), "Privately selected / tuned"] == "4.1x (geo. mean 4.1x; worse on 3 of 3)"
     assert cost.loc[("1", "DP-GD"), "Fixed / tuned"] == "0.50x (geo. mean 0.50x; worse on 0 of 3)"
     summary = lb.summary_table(board).set_index("entry")
-    assert summary.loc["SSP", "eps 1: rank (papers')"] == "3.00 (2.00)" and summary.loc["SSP", "eps 1: cost"] == "4.1x"
+    assert summary.loc["SSP", "eps 1: rank (tuned)"] == "3.00 (2.00)" and summary.loc["SSP", "eps 1: cost"] == "4.1x"
 
 
 def test_a_partial_board_says_what_it_lacks(boards, tmp_path):
