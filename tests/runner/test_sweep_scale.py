@@ -161,6 +161,9 @@ def test_chunks_load_once_per_unit_and_progress_per_chunk(tmp_path, monkeypatch)
     units = group_units(expand(small_experiment()), attempts={expand(small_experiment())[0].run_id: 3})
     chunks = chunk_units(units, 2)
     assert [len(c.runs) for c in chunks] == [2, 2, 1, 2, 2, 1]
+    # len / chunk_runs chunks, rounded, of sizes within one: no small remainder (a unit of 5 is one chunk of 4 or 6)
+    assert [len(c.runs) for c in chunk_units(units, 4)] == [5, 5] and len(chunk_units(units, 6)) == 2
+    assert [len(c.runs) for c in chunk_units(units, 3)] == [3, 2, 3, 2]
     assert sum(len(c.attempts) for c in chunks) == 1
     with pytest.raises(ValueError, match="chunk_runs"):
         run_sweep(small_experiment(), {**SEQUENTIAL, "chunk_runs": 0}, tmp_path)
