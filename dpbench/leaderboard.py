@@ -467,7 +467,8 @@ def _at(table: pd.DataFrame, mode: str, eps: float) -> pd.DataFrame:
 
 def findings(board: Board) -> list[str]:
     """What the board says, in a few sentences made from its files: partial or not, who ranks first privately
-    selected, what honest tuning costs, how the ranking moves from non-private tuning (paper 000's protocol) to the private one."""
+    selected, what honest tuning costs, how the ranking moves from non-private tuning (paper 000's protocol) to
+    the private one."""
     from dpbench.plots.leaderboard import entry_label
 
     t = board.tables

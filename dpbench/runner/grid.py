@@ -180,19 +180,24 @@ def group_units(runs: Sequence[RunSpec], attempts: Mapping[str, int] | None = No
 
 
 
+def even_cuts(n: int, size: int) -> list[slice]:
+    """n items cut into n / size pieces, rounded (at least one when n > 0), of lengths differing by at most one
+    (the longer first): about `size` each, at most 1.5 size, and no small remainder."""
+    pieces = max(1, math.floor(n / size + 0.5)) if n else 0
+    bounds = [-(-n * i // pieces) for i in range(pieces + 1)]
+    return [slice(i, j) for i, j in itertools.pairwise(bounds)]
+
+
 def chunk_units(units: Sequence[Unit], chunk_runs: int) -> list[Unit]:
-    """Cut each unit into len / chunk_runs chunks, rounded (at least one), of sizes differing by at most one: about
-    `chunk_runs` runs each, at most 1.5 chunk_runs (seeds are per run, so results do not change).  No small
-    remainder: fig1_fixed's units of 36 runs were cut 32 + 4, and the two workers loaded each large unit's data at
-    once for its two chunks (the sweep's fits 1.25-1.5x longer)."""
+    """Cut each unit into chunks of about `chunk_runs` runs (`even_cuts`; seeds are per run, so results do not
+    change).  No small remainder: fig1_fixed's units of 36 runs were cut 32 + 4, and the two workers loaded each
+    large unit's data at once for its two chunks (the sweep's fits 1.25-1.5x longer)."""
     if isinstance(chunk_runs, bool) or not isinstance(chunk_runs, int) or chunk_runs < 1:
         raise ValueError(f"runner.chunk_runs must be an integer >= 1, got {chunk_runs!r}")
     chunks = []
     for u in units:
-        n = max(1, math.floor(len(u.runs) / chunk_runs + 0.5)) if u.runs else 0
-        bounds = [-(-len(u.runs) * i // n) for i in range(n + 1)]  # ceil: the larger chunks first
-        for i, j in itertools.pairwise(bounds):
-            runs = u.runs[i:j]
+        for cut in even_cuts(len(u.runs), chunk_runs):
+            runs = u.runs[cut]
             attempts = {r.run_id: u.attempts[r.run_id] for r in runs if r.run_id in u.attempts}
             chunks.append(Unit(u.dataset, u.data_seed, u.split, runs, attempts))
     return chunks

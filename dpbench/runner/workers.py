@@ -28,7 +28,7 @@ from dpbench.data import MissingDataError, load_dataset
 from dpbench.extend import load_imports
 from dpbench.runner import lock
 from dpbench.runner.fitting import fit_runs
-from dpbench.runner.grid import RunSpec, Unit
+from dpbench.runner.grid import RunSpec, Unit, even_cuts
 from dpbench.runner.provenance import Provenance, base_row
 from dpbench.tuning.study import StudyResult, run_study
 
@@ -114,8 +114,8 @@ def _run_chunk(chunk: Unit, ctx: TaskContext) -> int:
         return 0
     rows = [{**base[r.run_id], **row} for r, row in zip(chunk.runs, fit_runs(chunk.runs, data, shared), strict=True)]
     written = 0
-    for i in range(0, len(rows), ctx.part_size):
-        n = _write(rows[i: i + ctx.part_size], ctx)
+    for cut in even_cuts(len(rows), ctx.part_size):
+        n = _write(rows[cut], ctx)
         if not n:
             break
         written += n
@@ -123,8 +123,8 @@ def _run_chunk(chunk: Unit, ctx: TaskContext) -> int:
 
 
 def run_chunk(chunk: Unit, ctx: TaskContext, note: str | None = None) -> int:
-    """Fit one chunk of a unit's runs, a part every part_size runs, BLAS pinned; returns the runs written.
-    `note`: a line to print as it starts (a long task's estimate)."""
+    """Fit one chunk of a unit's runs, in parts of about part_size runs (`even_cuts`), BLAS pinned; returns the runs
+    written.  `note`: a line to print as it starts (a long task's estimate)."""
     _started(ctx, note)
     load_imports(ctx.imports)
     if ctx.blas_threads is None:

@@ -101,7 +101,7 @@ def test_sweep_writes_resumes_and_loads(tmp_path):
     private = df[df["private"]]
     np.testing.assert_allclose(private["spent_epsilon"], private["epsilon"], rtol=1e-9)
     assert df[df["algorithm"] == "ols"]["spent_epsilon"].isna().all()
-    # parts: 5 runs per unit with part_size 3 -> 2 parts per unit
+    # parts: 5 runs per unit with part_size 3 -> 2 parts per unit (3 + 2: even cuts, runner.grid.even_cuts)
     assert len(list(results.parts_dir(tmp_path).glob("part-*.parquet"))) == 4
     second = run_sweep(exp, SEQUENTIAL, tmp_path)
     assert second["ran"] == 0 and second["skipped"] == 10
