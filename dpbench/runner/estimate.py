@@ -143,7 +143,7 @@ def estimate(runs: Sequence[RunSpec], chunks: list[Unit], runner, data_dir, stud
     cpu: dict[str, float] = defaultdict(float)
     study_seconds = {}
     for k in keys if costs else ():
-        fits, n_trials = costs.study(studies[k], left[k])
+        fits, n_trials = costs.study(studies[k], left[k], cost_model.rounds_scale(studies[k], studies_dir))
         study_seconds[k] = fits / per_worker + (n_trials * left[k] * PER_TRIAL + PER_TASK) * startup * slower
         cpu[studies[k].algorithm] += fits
     for p in parts_of.values():

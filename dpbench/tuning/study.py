@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import logging
 import math
 import re
@@ -116,6 +117,24 @@ def finished_trials(storage_dir: Path, run: RunSpec) -> int:
             return sum(b'"datetime_complete"' in line for line in lines)
     except FileNotFoundError:
         return 0
+
+
+def chosen_rounds(storage_dir: Path, run: RunSpec) -> list[float]:
+    """n_rounds of `run`'s finished trials that TPE chose (those after its N_STARTUP random ones), read from its
+    journal's lines (for the estimate of a resumed study: `runner.cost_model.rounds_scale`)."""
+    rounds, ended = {}, set()
+    try:
+        with open(journal(storage_dir, run), "rb") as lines:
+            for line in lines:
+                if b'"n_rounds"' in line or b'"datetime_complete"' in line:
+                    op = json.loads(line)
+                    if op.get("param_name") == "n_rounds":
+                        rounds[op["trial_id"]] = float(op["param_value_internal"])
+                    elif op.get("datetime_complete"):
+                        ended.add(op["trial_id"])
+    except FileNotFoundError:
+        return []
+    return [rounds[t] for t in sorted(ended) if t >= N_STARTUP and t in rounds]
 
 
 def trial_estimators(run: RunSpec, data, param_sets: list[dict], seeds: int) -> list:

@@ -1,6 +1,7 @@
 """The sweep's time estimate (runner.estimate, runner.cost_model, runner.calibration): its structure, with
 calibration timings injected (a fake machine whose costs follow the documented model), never its speed."""
 
+import dataclasses
 import math
 import re
 from types import SimpleNamespace
@@ -134,6 +135,36 @@ def test_a_resumed_study_is_estimated_by_its_trials_left(tmp_path):
     (tmp_path / f"{study_key(run)}.log").write_text('{"op_code":6,"datetime_complete":"x"}\n' * 6)
     assert cost_model.trials_left(run, tmp_path) == 0.25  # 6 of 8 trials finished
     assert tuning_seconds(tmp_path) == pytest.approx(whole - 0.75 * fits, rel=1e-9)  # the data is still loaded
+
+
+def test_a_resumed_study_costs_its_trials_left_at_the_rounds_tpe_chose(tmp_path):
+    """TPE moves where the validation score is best (the DP-EBM classifier's studies: about 3x the range's mean
+    rounds), so a resumed study's trials left cost the mean rounds of its finished trials past the random start,
+    over the range's mean; the random ones (the first N_STARTUP), a trial not finished and a study without a
+    journal leave the range's."""
+    import json
+
+    from dpbench.tuning.study import N_STARTUP, study_key
+
+    (run,) = grid(algorithms=[{"name": "boosted_adassp", "modes": ["tuned"]}], datasets=[synthetic(4000)],
+                  seeds=[0], tuning={"n_trials": 16, "seeds": 1, "batch_trials": 4})
+    costs = calibration.calibrate([run], None, timer=fake_timer, share=1.0)
+    space = cost_model.searched_rounds(run)
+    assert cost_model.rounds_scale(run, tmp_path) == 1.0 and cost_model.rounds_scale(run, None) == 1.0
+
+    def param(trial, value):
+        return json.dumps({"op_code": 5, "trial_id": trial, "param_name": "n_rounds", "param_value_internal": value})
+
+    lines = [param(t, 4000.0 if t < N_STARTUP else 50.0 * (2 * (t - N_STARTUP) + 1)) for t in range(N_STARTUP + 3)]
+    lines += [json.dumps({"op_code": 6, "trial_id": t, "datetime_complete": "x"}) for t in range(N_STARTUP + 2)]
+    (tmp_path / f"{study_key(run)}.log").write_text("\n".join(lines) + "\n")  # trial N_STARTUP + 2 still running
+    scale = cost_model.rounds_scale(run, tmp_path)
+    assert scale == pytest.approx(100 / cost_model.expected_rounds(space, 1)[0])  # (50 + 150) / 2 over the mean
+    n_fit = 0.8 * 4000
+    batch = [min(space["high"], scale * r) for r in cost_model.expected_rounds(space, 4)]
+    assert costs.study(run, 0.25, scale)[0] - load(4000, 5) == pytest.approx(0.25 * 4 * model(n_fit, 1.0, batch))
+    fixed = dataclasses.replace(run, tuning_mode="fixed")
+    assert cost_model.rounds_scale(fixed, tmp_path) == 1.0
 
 
 def test_the_estimate_divides_among_workers_and_is_stable_given_the_timings():
