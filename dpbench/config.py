@@ -49,7 +49,7 @@ class RunnerConfig:
     address: str | None = None
     connect_timeout: float = 5.0
     part_size: int = 32
-    chunk_runs: int = 32
+    chunk_runs: int = 64
     blas_threads: int | None = 1
     progress: bool = True
 
