@@ -127,7 +127,10 @@ def chosen_rounds(storage_dir: Path, run: RunSpec) -> list[float]:
         with open(journal(storage_dir, run), "rb") as lines:
             for line in lines:
                 if b'"n_rounds"' in line or b'"datetime_complete"' in line:
-                    op = json.loads(line)
+                    try:
+                        op = json.loads(line)
+                    except ValueError:  # a line being written by a sweep running now (a dry run beside it)
+                        continue
                     if op.get("param_name") == "n_rounds":
                         rounds[op["trial_id"]] = float(op["param_value_internal"])
                     elif op.get("datetime_complete"):

@@ -157,7 +157,8 @@ def test_a_resumed_study_costs_its_trials_left_at_the_rounds_tpe_chose(tmp_path)
 
     lines = [param(t, 4000.0 if t < N_STARTUP else 50.0 * (2 * (t - N_STARTUP) + 1)) for t in range(N_STARTUP + 3)]
     lines += [json.dumps({"op_code": 6, "trial_id": t, "datetime_complete": "x"}) for t in range(N_STARTUP + 2)]
-    (tmp_path / f"{study_key(run)}.log").write_text("\n".join(lines) + "\n")  # trial N_STARTUP + 2 still running
+    lines.append('{"op_code":6,"trial_id":' + str(N_STARTUP + 2) + ',"datetime_complete":"2026-')  # being written
+    (tmp_path / f"{study_key(run)}.log").write_text("\n".join(lines))  # trial N_STARTUP + 2 still running
     scale = cost_model.rounds_scale(run, tmp_path)
     assert scale == pytest.approx(100 / cost_model.expected_rounds(space, 1)[0])  # (50 + 150) / 2 over the mean
     n_fit = 0.8 * 4000
