@@ -222,8 +222,13 @@ class _NativeSteps:
     draw's one call (`observed_noise` sees them); the update is set and applied through the booster (a
     regression fit's projection: `_BoundedBooster`)."""
 
-    def __init__(self, booster, rng, max_leaves: int):
+    # GenerateTermUpdate's options between flags and max_leaves, in its order (interpret's Booster passes these)
+    OPTIONS = ("min_samples_leaf", "min_hessian", "reg_alpha", "reg_lambda", "max_delta_step", "min_cat_samples",
+               "cat_smooth", "max_cat_threshold", "cat_include")
+
+    def __init__(self, booster, rng, max_leaves: int, options: dict):
         self.native, self.booster = Native.get_native_singleton()._unsafe, booster
+        self.options = tuple(options[name] for name in self.OPTIONS)
         self.handle, self.rng = booster._booster_handle, rng
         self.rng_ptr = Native._make_pointer(rng, np.ubyte, is_null_allowed=True)
         self.max_leaves = np.full(1, max_leaves, dtype=np.int64)  # main effects: one feature per term
@@ -243,16 +248,13 @@ class _NativeSteps:
             self.buffers[term] = arrays + tuple(a.ctypes.data for a in arrays)
         return self.buffers[term]
 
-    def update(self, term, flags, learning_rate, options, noise_scale):
+    def update(self, term, flags, learning_rate, noise_scale):
         """Booster.generate_term_update, Native.generate_seed, get_term_update_splits, get_term_update and
         Native.generate_gaussian_random of one step: (the splits, the update, the leaves' noise draws)."""
         splits, update, splits_ptr, update_ptr = self.term_buffers(term)
-        o = options
         self._check(self.native.GenerateTermUpdate(
-            self.rng_ptr, self.handle, term, flags, learning_rate, o["min_samples_leaf"], o["min_hessian"],
-            o["reg_alpha"], o["reg_lambda"], o["max_delta_step"], o["min_cat_samples"], o["cat_smooth"],
-            o["max_cat_threshold"], o["cat_include"], self.max_leaves_ptr, None, ct.byref(self.gain)),
-            "GenerateTermUpdate")
+            self.rng_ptr, self.handle, term, flags, learning_rate, *self.options, self.max_leaves_ptr, None,
+            ct.byref(self.gain)), "GenerateTermUpdate")
         self.booster._term_idx = term
         self._check(self.native.GenerateSeed(self.rng_ptr, ct.byref(self.seed)), "GenerateSeed")
         self.count.value = len(splits)
@@ -284,13 +286,13 @@ def dp_boost(dataset, intercept, bag, init_scores, term_features, n_inner_bags, 
     try:
         with _BoundedBooster(dataset, intercept, bag, init_scores, term_features, n_inner_bags, rng,
                              create_booster_flags, objective, acceleration, experimental_params) as booster:
-            steps = _NativeSteps(booster, rng, max_leaves)
+            steps = _NativeSteps(booster, rng, max_leaves, options)
             order = np.arange(len(term_features), dtype=np.int64)
             if develop.get_option("randomize_initial_feature_order"):
                 native.shuffle(rng, order)
             for step in range(max_rounds * len(term_features)):
                 term = int(order[step % len(term_features)])
-                splits, update, noises = steps.update(term, flags, learning_rate, options, noise_scale)
+                splits, update, noises = steps.update(term, flags, learning_rate, noise_scale)
                 edges = [0, *splits.tolist(), len(update)]
                 lengths = np.subtract(edges[1:], edges[:-1])
                 noisy = (update + np.repeat(noises, lengths)) / np.repeat(
