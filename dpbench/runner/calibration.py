@@ -182,7 +182,8 @@ def _fit_path(runs: list[RunSpec], data) -> Callable[[], list[dict]]:
 def _full_path(s: Setting, data, ks: tuple[int, ...], rounds: int) -> tuple[Setting, int, int]:
     """The setting as timed, and its two calibration row counts: CALIBRATION_ROWS (at most the data's training rows
     and a quarter of them), times 4 while none of its K fits of `rounds` rounds on the larger runs to the end; at
-    CALIBRATION_EPSILON if none does on all the rows."""
+    CALIBRATION_EPSILON if none does on all the rows.  Its first fit warms the path up (imports, compiled kernels,
+    caches) before anything is timed."""
     n1, n2 = (min(data.n_train, max(2, n)) for n in (min(CALIBRATION_ROWS[0], data.n_train // 4),
                                                       CALIBRATION_ROWS[1]))
     while not any(row["status"] == "ok"
@@ -200,7 +201,6 @@ def _calibrate_setting(s: Setting, data, d0: int, timer: Timer, target_rounds: f
     """Time the setting at the design points of the module docstring (rounds up to the most its runs need,
     `target_rounds`) and fit c0..c5."""
     ks = (1, CALIBRATION_RUNS) if s.key is not None else (1,)
-    _fit_path(_calibration_runs(s, 1, 1), _subset(data, min(data.n_train, CALIBRATION_ROWS[0])))()  # warm-up
     s, n1, n2 = _full_path(s, data, ks, min(8, max(1, int(target_rounds))) if s.has_rounds else 1)
     parts = {n: _subset(data, n) for n in (n1, n2)}
 
