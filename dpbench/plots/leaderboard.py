@@ -135,12 +135,18 @@ def profile_figure(cell: pd.DataFrame, title: str = ""):
     fig, panels = _grid(cell, 4.6, 3.6)
     colors = common.algorithm_colors(sorted({e.partition(":")[0] for e in cell["entry"]}))
     styles = {"": "-", "squared": "-", "logistic": "--", "hinge": ":"}
+    top, drawn = 1.0, []
     for ax, (mode, eps) in panels:
         s = lb.complete_tasks(lb.scores(cell, mode, eps))
         if s.empty:
             common.not_run(ax)
             continue
-        prof = lb.performance_profile(s, lb.TAUS)
+        ratios = lb.performance_ratios(s).to_numpy()
+        ratios = ratios[np.isfinite(ratios)]
+        top = max(top, ratios.max(initial=1.0))
+        # the profile steps exactly where a task's ratio lies, and runs on to the largest tau shown
+        prof = lb.performance_profile(s, np.unique([1.0, *ratios, lb.TAUS[-1]]))
+        drawn.append(ax)
         for entry in lb.average_ranks(s).index:
             algorithm, _, loss = entry.partition(":")
             ax.step(prof.index, prof[entry], where="post", color=colors[algorithm], ls=styles.get(loss, "-"),
@@ -151,6 +157,12 @@ def profile_figure(cell: pd.DataFrame, title: str = ""):
         ax.set_ylabel("share of tasks")
         ax.set_title(f"{MODE_LABELS.get(mode, mode)}, ε = {eps:g} ({tasks_text(len(s))})", fontsize=9)
         common.grid(ax)
+    right = min(lb.TAUS[-1], max(2.0, 1.15 * top))
+    ticks = [t for t in (1, 1.5, 2, 3, 5, 10, 20, 50, 100) if t <= right]
+    for ax in drawn:  # one tau axis for all panels, up to the largest ratio (at most TAUS' last)
+        ax.set_xlim(1.0, right)
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax.set_xticks([], minor=True)
     handles, labels = axes_legend(fig)
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False,
                bbox_to_anchor=(0.5, -0.02))
