@@ -261,6 +261,14 @@ def test_findings_read_the_boards_files(boards, tmp_path):
     cost.loc[(cost["entry"] == "ssp") & (cost["tuning_mode"] == "private_selection"), "median_ratio"] = 7.7
     cost.to_csv(cost_csv, index=False)
     assert "to 7.7x (SSP) at eps 0.1" in lb.findings(lb.read_board(tmp_path / "lbtest"))[2]
+    # a Friedman p at or above alpha: the first place is said to be not told apart
+    tests_csv = tmp_path / "lbtest" / lb.BOARD / "tests.csv"
+    tests = pd.read_csv(tests_csv)
+    tests.loc[(tests["tuning_mode"] == "private_selection") & (tests["epsilon"] == 0.1), "p_f"] = 0.61
+    tests.to_csv(tests_csv, index=False)
+    said = lb.findings(lb.read_board(tmp_path / "lbtest"))[1]
+    assert "(average rank 1.00 of 3 entries over 3 tasks, Friedman p = 0.61: the ranks are not told apart at alpha " \
+           "0.05)" in said and said.count("not told apart") == 1  # eps 1's p is < 0.001
 
 
 def test_tables_of_a_board(boards):
