@@ -384,12 +384,13 @@ def assert_the_protocol_spends_the_budget(rows: pd.DataFrame) -> None:
     assert len(selected) and np.allclose(selected["spent_epsilon"], selected["epsilon"], rtol=1e-9)
 
 
-def test_the_reference_leaderboard_spends_each_runs_budget():
+@pytest.mark.parametrize("name", ["leaderboard", "leaderboard_clf"])
+def test_the_reference_leaderboard_spends_each_runs_budget(name):
     from pathlib import Path
 
     from dpbench import results
 
-    board = Path(__file__).parents[1] / "results" / "reference" / "leaderboard"
+    board = Path(__file__).parents[1] / "results" / "reference" / name
     if not (board / results.PARTS).is_dir():
         pytest.skip("no reference leaderboard")
     rows = results.load(board)
