@@ -483,7 +483,7 @@ def findings(board: Board) -> list[str]:
         test, g = test.iloc[0], _at(ranked, "private_selection", eps)
         best = g[np.isclose(g["average_rank"], g["average_rank"].min())]
         p = f"Friedman {p_text(test['p_f'])}" if np.isfinite(test["p_f"]) else "no Friedman test on one task"
-        if np.isfinite(test["p_f"]) and test["p_f"] >= test["alpha"]:  # the data show no difference in rank
+        if np.isfinite(test["p_f"]) and test["p_f"] >= test["alpha"]:  # no evidence at alpha that the ranks differ
             p += f": the ranks are not told apart at alpha {test['alpha']:g}"
         first.append(f"{' and '.join(entry_label(e) for e in best['entry'])} at eps {eps:g} (average rank "
                      f"{best['average_rank'].iloc[0]:.2f} of {int(test['k'])} entries over "
