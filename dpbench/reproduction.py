@@ -76,11 +76,14 @@ def load_results(results_dir: Path, name: str) -> pd.DataFrame:
     raise FileNotFoundError(f"no results for {name} under {results_dir}")
 
 
-def log_sweep(sweep_dir: Path, seconds: float, ran: int | None) -> None:
+def log_sweep(sweep_dir: Path, seconds: float, ran: int | None, killed: bool = False) -> None:
     """Append a sweep command's wall time to its directory's log (the report sums them); `ran`: its runs, None
-    for a command interrupted (its time is counted; a killed one leaves no line)."""
+    for a command interrupted (its time is counted).  A killed sweep's line is written by the next sweep in its
+    directory (`killed`: from the heartbeat of its lock, runner.lock; from its lock to its last beat, so up to
+    runner.lock.HEARTBEAT seconds and its start-up short)."""
+    line = {"seconds": round(seconds, 3), "ran": ran, **({"killed": True} if killed else {})}
     with open(Path(sweep_dir) / SWEEP_LOG, "a") as fh:
-        fh.write(json.dumps({"seconds": round(seconds, 3), "ran": ran}) + "\n")
+        fh.write(json.dumps(line) + "\n")
 
 
 @dataclass

@@ -191,6 +191,11 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
     runs = expand(exp)
     prov = Provenance(exp.get("name", "sweep"), stable_hash(exp), git_state(), data_dir)
     owner = _open(sweep_dir)
+    if owner.dead_seconds is not None:  # a sweep killed here before (SIGKILL, a stopped session): its time counts
+        from dpbench.reproduction import log_sweep
+
+        log_sweep(sweep_dir, owner.dead_seconds, None, killed=True)
+    stop_heartbeat = lock.heartbeat(owner)
     try:
         results.remove_stale_temporaries(sweep_dir)  # safe: we hold the lock, no live sweep is writing
         results.set_aside_corrupt(sweep_dir)
@@ -223,6 +228,7 @@ def run_sweep(exp: Mapping, runner: Mapping | RunnerConfig, sweep_dir: str | Pat
                     ran += n
                     bar.show(bar.n + work[i], f"{ran}/{len(todo)} runs")
     finally:
+        stop_heartbeat()
         lock.release(owner)
         workers.forget()
     return {

@@ -255,6 +255,9 @@ def test_killed_sweep_resumes_without_loss_or_duplicates(tmp_path):
     out, err = done.communicate(timeout=300)
     assert done.returncode == 0, err
     assert f"this sweep tried {total - len(before)} (0 of them retries), {len(before)} were already finished" in out
+    killed, resumed = [json.loads(x) for x in (tmp_path / "quickstart" / "sweeps.jsonl").read_text().splitlines()]
+    assert killed["killed"] and killed["ran"] is None and killed["seconds"] >= 0  # logged by the re-run
+    assert resumed["ran"] == total - len(before) and "killed" not in resumed
     after = results.load(tmp_path / "quickstart").set_index("run_id")
     assert len(after) == total and len(results.load(tmp_path / "quickstart", all_attempts=True)) == total
     assert (after["status"] == "ok").all()

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import asdict
 
 import pandas as pd
@@ -276,6 +277,36 @@ def test_a_live_sweep_holds_the_directory(tmp_path):
     assert owner.alive()
     tmp_path.joinpath(lock.LOCK).unlink()
     assert not owner.alive()  # a worker whose sweep lost its lock stops writing
+
+
+def test_a_killed_sweeps_time_is_logged_by_the_next(tmp_path):
+    """A sweep killed outright cannot log its wall time: the next sweep in its directory logs it, from the dead
+    lock's start to its last heartbeat."""
+    from dpbench.reproduction import SWEEP_LOG
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    path, started = tmp_path / lock.LOCK, time.time() - 100
+    path.write_text(json.dumps({"token": "x", "host": socket.gethostname(), "pid": dead.pid, "started": started}))
+    os.utime(path, (started + 60, started + 60))  # its last heartbeat, 60 s after it took the lock
+    assert run_sweep(small_experiment(seeds=[0]), SEQUENTIAL, tmp_path)["ran"] == 5
+    (line,) = [json.loads(x) for x in (tmp_path / SWEEP_LOG).read_text().splitlines()]  # (the CLI logs its own)
+    assert line["ran"] is None and line["killed"] and line["seconds"] == pytest.approx(60, abs=1e-3)
+
+
+def test_a_live_sweep_beats_on_its_lock(tmp_path):
+    owner = lock.acquire(tmp_path)
+    os.utime(owner.path, (1.0, 1.0))
+    halt = lock.heartbeat(owner, every=0.01)
+    stop = time.monotonic() + 30  # a hang guard only
+    while os.stat(owner.path).st_mtime == 1.0 and time.monotonic() < stop:
+        time.sleep(0.01)
+    halt()
+    assert os.stat(owner.path).st_mtime > 1.0  # touched while it ran
+    os.utime(owner.path, (1.0, 1.0))
+    time.sleep(0.1)
+    assert os.stat(owner.path).st_mtime == 1.0  # and no more once halted
+    assert owner.dead_seconds is None  # no dead sweep's lock was here before
 
 
 def test_results_dir_that_is_a_file_is_one_line(tmp_path):
