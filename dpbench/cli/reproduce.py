@@ -109,12 +109,15 @@ def _changed(step: Step) -> float:
     return max((f.stat().st_mtime for f in files if f.is_file()), default=0.0)
 
 
-def _plan_sweep(part: Part, results_dir: Path, planned: dict[Path, set], startup: list[float]) -> Step:
+def _plan_sweep(part: Part, results_dir: Path, planned: dict[Path, set], studies: set[str],
+                startup: list[float]) -> Step:
     """The sweep's runs to do (not finished here, nor counted by an earlier part writing to the same directory)
-    and its dry run's estimate."""
+    and its dry run's estimate, without the studies an earlier part runs (`studies`: their keys, updated here;
+    the parts share one studies directory, and Figs 1-5 share their BoostedAdaSSP studies)."""
     from dpbench import config, results
     from dpbench.cli import sweep
     from dpbench.runner.grid import expand
+    from dpbench.tuning.study import study_key
 
     cfg = config.validate(config.compose([f"experiment={part.name}", f"results_dir={results_dir}"]))
     out = results_dir / cfg["name"]
@@ -126,7 +129,9 @@ def _plan_sweep(part: Part, results_dir: Path, planned: dict[Path, set], startup
         startup.append(time.perf_counter() - sweep.command_started)
     if not todo:
         return Step(part, out, "0 runs to do (figure and summary only)", startup[0], "its start-up", busy=False)
-    est = sweep.time_estimate(todo, cfg["runner"], sweep._data_dir(cfg), results_dir / results.STUDIES, startup[0])
+    est = sweep.time_estimate(todo, cfg["runner"], sweep._data_dir(cfg), results_dir / results.STUDIES, startup[0],
+                              frozenset(studies))
+    studies.update(study_key(r) for r in todo if r.tuning_mode == "tuned")
     if est.parts is None:
         return Step(part, out, f"{len(todo)} runs to do", None, "no dataset of it loads here")
     return Step(part, out, f"{len(todo)} runs to do", est.seconds, f"calibrated on {est.calibrated_on}")
@@ -150,10 +155,11 @@ def plan(todo: list[Part], results_dir: Path) -> list[Step]:
     """Every part's step, in order (the sweeps' estimates calibrate: seconds each)."""
     steps: dict[str, Step] = {}
     planned: dict[Path, set] = {}
+    studies: set[str] = set()
     startup: list[float] = []
     for part in todo:
         if part.kind == SWEEP:
-            steps[part.name] = _plan_sweep(part, results_dir, planned, startup)
+            steps[part.name] = _plan_sweep(part, results_dir, planned, studies, startup)
         elif part.kind == ANALYSIS:
             steps[part.name] = _plan_analysis(part, results_dir, steps)
         else:

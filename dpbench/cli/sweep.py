@@ -144,16 +144,17 @@ def runs_to_do(runs: list, states) -> list:
             results.RETRIED_STATUSES]
 
 
-def time_estimate(todo: list, runner: dict, data_dir: str | None, studies_dir: Path, startup: float):
+def time_estimate(todo: list, runner: dict, data_dir: str | None, studies_dir: Path, startup: float,
+                  done_studies: frozenset[str] = frozenset()):
     """The dry run's estimate (runner.estimate.Estimate) of sweeping `todo`; it calibrates (seconds).
-    `startup`: seconds the sweep command takes to start."""
+    `startup`: seconds the sweep command takes to start; `done_studies`: see runner.estimate.estimate."""
     from dpbench.runner.estimate import estimate
     from dpbench.runner.grid import chunk_units, group_units
     from dpbench.runner.sweep import settings
 
     runner = settings(runner)
     return estimate(todo, chunk_units(group_units(todo), runner.chunk_runs), runner, data_dir, studies_dir,
-                    startup=startup)
+                    startup=startup, done_studies=done_studies)
 
 
 def _grid_results(cfg):

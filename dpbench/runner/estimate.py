@@ -105,9 +105,11 @@ class Estimate:
 
 def estimate(runs: Sequence[RunSpec], chunks: list[Unit], runner, data_dir, studies_dir=None,
              startup: float | None = None, timer: calibration.Timer | None = None,
-             share: float | None = None) -> Estimate:
+             share: float | None = None, done_studies: frozenset[str] = frozenset()) -> Estimate:
     """The estimate of sweeping `runs` (the runs still to do) cut into `chunks`, with `runner`
-    (dpbench.config.RunnerConfig); `studies_dir`: the studies' journals (their finished trials are not counted).
+    (dpbench.config.RunnerConfig); `studies_dir`: the studies' journals (their finished trials are not counted);
+    `done_studies`: keys of studies an earlier sweep will have finished by then (`reproduce` plans Figs 1-5, which
+    share their BoostedAdaSSP studies, before any runs: each study is counted in the first part that runs it).
     A sweep calibrates only when calibration.worth_calibrating, and a calibration that fails leaves it the size
     measure (an estimate orders and announces tasks; it never stops a sweep).  A dry run (`startup`: seconds
     the command took to start; the fixed costs are proportional to it) always calibrates and simulates the
@@ -139,7 +141,7 @@ def estimate(runs: Sequence[RunSpec], chunks: list[Unit], runner, data_dir, stud
                 studies.setdefault(study_key(r), r)
     keys = sorted(studies, key=lambda k: studies[k].unit_key)  # a worker's consecutive studies share its data
     trials = {k: tuning.study_trials(algorithms.get_spec(studies[k].algorithm), studies[k].tuning) for k in keys}
-    left = {k: cost_model.trials_left(studies[k], studies_dir) for k in keys}
+    left = {k: 0.0 if k in done_studies else cost_model.trials_left(studies[k], studies_dir) for k in keys}
     cpu: dict[str, float] = defaultdict(float)
     study_seconds = {}
     for k in keys if costs else ():

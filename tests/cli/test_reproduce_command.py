@@ -16,6 +16,7 @@ from dpbench.__main__ import main
 from dpbench.cli import reproduce, sweep
 from dpbench.cli.reproduce import ANALYSIS, LEFT_OUT, PARTS, REPORT, SWEEP, Part, Step
 from dpbench.runner.grid import expand
+from dpbench.tuning.study import study_key
 
 SWEEPS = [p.name for p in PARTS if p.kind == SWEEP]
 ANALYSES = [p.name for p in PARTS if p.kind == ANALYSIS]
@@ -72,10 +73,12 @@ def test_the_dry_run_prints_every_estimate_and_runs_and_writes_nothing(tmp_path,
     monkeypatch.chdir(tmp_path)  # no results/reference here: every analysis' estimate is unknown
     (tmp_path / "results").mkdir()
     monkeypatch.setattr(reproduce, "_call", lambda cmd: pytest.fail(f"ran {cmd}"))
-    estimated = []
+    estimated, given, tuned = [], [], []
 
-    def fake_estimate(todo, runner, data_dir, studies_dir, startup):  # the calibration is the next test's
+    def fake_estimate(todo, runner, data_dir, studies_dir, startup, done_studies):  # calibration: the next test's
         estimated.append(len(todo))
+        given.append(done_studies)
+        tuned.append({study_key(r) for r in todo if r.tuning_mode == "tuned"})
         return SimpleNamespace(seconds=len(todo) * 1.0, parts={}, calibrated_on="a dataset")
 
     monkeypatch.setattr(sweep, "time_estimate", fake_estimate)
@@ -90,6 +93,10 @@ def test_the_dry_run_prints_every_estimate_and_runs_and_writes_nothing(tmp_path,
     # paper001_leaves shares its 100-leaf runs with paper001's directory: counted once
     leaves = config.experiment(config.validate(config.compose(["experiment=paper001_leaves"])))
     assert estimated[SWEEPS.index("paper001_leaves")] < len(expand(leaves))
+    # a study is counted in the first part that runs it: fig2's estimate is told of fig1's (BoostedAdaSSP's)
+    assert given[0] == frozenset() and all(given[i] == frozenset().union(*tuned[:i]) for i in range(len(given)))
+    fig1, fig2 = SWEEPS.index("fig1"), SWEEPS.index("fig2")
+    assert tuned[fig1] and tuned[fig1] & tuned[fig2] <= given[fig2] and tuned[fig1] & tuned[fig2]
     total = re.search(r"^total: ~(\d+\.\d\d) h estimated for (\d+) part\(s\) .*; unknown: (\d+) \((.*)\); .*nothing "
                       r"ran, nothing written$", out, re.M)
     assert total and float(total[1]) >= sum(estimated) / 3600 - 0.01

@@ -137,6 +137,24 @@ def test_a_resumed_study_is_estimated_by_its_trials_left(tmp_path):
     assert tuning_seconds(tmp_path) == pytest.approx(whole - 0.75 * fits, rel=1e-9)  # the data is still loaded
 
 
+def test_a_study_an_earlier_sweep_runs_is_not_counted_again(tmp_path):
+    """`reproduce` plans every part before any runs: a study that an earlier part runs (Figs 1-5 share
+    BoostedAdaSSP's) costs a later part what a finished one does (it was counted up to 5 times)."""
+    from dpbench.tuning.study import study_key
+
+    (run,) = grid(algorithms=[{"name": "tukey", "modes": ["tuned"]}], datasets=[synthetic(4000)], seeds=[0],
+                  tuning={"n_trials": 8, "seeds": 1, "batch_trials": 4})
+    runner = RunnerConfig(n_jobs=1, progress=False)
+
+    def tuning_seconds(**kw):
+        return dry_run([run], runner, None, startup=1.0, timer=fake_timer, share=1.0, **kw).parts["tuning"]
+
+    (tmp_path / f"{study_key(run)}.log").write_text('{"op_code":6,"datetime_complete":"x"}\n' * 8)
+    finished = tuning_seconds(studies_dir=tmp_path)
+    assert tuning_seconds(done_studies=frozenset({study_key(run)})) == finished < tuning_seconds()
+    assert tuning_seconds(done_studies=frozenset({"another study"})) == tuning_seconds()
+
+
 def test_a_resumed_study_costs_its_trials_left_at_the_rounds_tpe_chose(tmp_path):
     """TPE moves where the validation score is best (the DP-EBM classifier's studies: about 3x the range's mean
     rounds), so a resumed study's trials left cost the mean rounds of its finished trials past the random start,
