@@ -109,14 +109,15 @@ def _changed(step: Step) -> float:
     return max((f.stat().st_mtime for f in files if f.is_file()), default=0.0)
 
 
-def _plan_sweep(part: Part, results_dir: Path, planned: dict[Path, set], studies: set[str],
+def _plan_sweep(part: Part, results_dir: Path, planned: dict[Path, set], studies: dict[str, int],
                 startup: list[float]) -> Step:
     """The sweep's runs to do (not finished here, nor counted by an earlier part writing to the same directory)
-    and its dry run's estimate, without the studies an earlier part runs (`studies`: their keys, updated here;
-    the parts share one studies directory, and Figs 1-5 share their BoostedAdaSSP studies)."""
-    from dpbench import config, results
+    and its dry run's estimate, without the study trials an earlier part runs (`studies`: key -> trials, updated
+    here; the parts share one studies directory, and Figs 1-5 share their BoostedAdaSSP studies)."""
+    from dpbench import algorithms, config, results
     from dpbench.cli import sweep
     from dpbench.runner.grid import expand
+    from dpbench.tuning import study_trials
     from dpbench.tuning.study import study_key
 
     cfg = config.validate(config.compose([f"experiment={part.name}", f"results_dir={results_dir}"]))
@@ -130,8 +131,11 @@ def _plan_sweep(part: Part, results_dir: Path, planned: dict[Path, set], studies
     if not todo:
         return Step(part, out, "0 runs to do (figure and summary only)", startup[0], "its start-up", busy=False)
     est = sweep.time_estimate(todo, cfg["runner"], sweep._data_dir(cfg), results_dir / results.STUDIES, startup[0],
-                              frozenset(studies))
-    studies.update(study_key(r) for r in todo if r.tuning_mode == "tuned")
+                              dict(studies))
+    for r in todo:
+        if r.tuning_mode == "tuned":
+            trials = study_trials(algorithms.get_spec(r.algorithm), r.tuning)
+            studies[study_key(r)] = max(studies.get(study_key(r), 0), trials)
     if est.parts is None:
         return Step(part, out, f"{len(todo)} runs to do", None, "no dataset of it loads here")
     return Step(part, out, f"{len(todo)} runs to do", est.seconds, f"calibrated on {est.calibrated_on}")
@@ -155,7 +159,7 @@ def plan(todo: list[Part], results_dir: Path) -> list[Step]:
     """Every part's step, in order (the sweeps' estimates calibrate: seconds each)."""
     steps: dict[str, Step] = {}
     planned: dict[Path, set] = {}
-    studies: set[str] = set()
+    studies: dict[str, int] = {}
     startup: list[float] = []
     for part in todo:
         if part.kind == SWEEP:

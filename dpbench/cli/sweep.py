@@ -145,7 +145,7 @@ def runs_to_do(runs: list, states) -> list:
 
 
 def time_estimate(todo: list, runner: dict, data_dir: str | None, studies_dir: Path, startup: float,
-                  done_studies: frozenset[str] = frozenset()):
+                  done_studies: dict[str, int] | None = None):
     """The dry run's estimate (runner.estimate.Estimate) of sweeping `todo`; it calibrates (seconds).
     `startup`: seconds the sweep command takes to start; `done_studies`: see runner.estimate.estimate."""
     from dpbench.runner.estimate import estimate

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from dpbench import algorithms, tuning
 from dpbench.data import dataset_label
@@ -105,11 +105,12 @@ class Estimate:
 
 def estimate(runs: Sequence[RunSpec], chunks: list[Unit], runner, data_dir, studies_dir=None,
              startup: float | None = None, timer: calibration.Timer | None = None,
-             share: float | None = None, done_studies: frozenset[str] = frozenset()) -> Estimate:
+             share: float | None = None, done_studies: Mapping[str, int] | None = None) -> Estimate:
     """The estimate of sweeping `runs` (the runs still to do) cut into `chunks`, with `runner`
     (dpbench.config.RunnerConfig); `studies_dir`: the studies' journals (their finished trials are not counted);
-    `done_studies`: keys of studies an earlier sweep will have finished by then (`reproduce` plans Figs 1-5, which
-    share their BoostedAdaSSP studies, before any runs: each study is counted in the first part that runs it).
+    `done_studies`: study key -> trials an earlier sweep will have finished by then (`reproduce` plans Figs 1-5,
+    which share their BoostedAdaSSP studies, before any runs: a study's trials are counted in the first part that
+    runs them; a later part asking for more trials of it counts the rest).
     A sweep calibrates only when calibration.worth_calibrating, and a calibration that fails leaves it the size
     measure (an estimate orders and announces tasks; it never stops a sweep).  A dry run (`startup`: seconds
     the command took to start; the fixed costs are proportional to it) always calibrates and simulates the
@@ -141,7 +142,9 @@ def estimate(runs: Sequence[RunSpec], chunks: list[Unit], runner, data_dir, stud
                 studies.setdefault(study_key(r), r)
     keys = sorted(studies, key=lambda k: studies[k].unit_key)  # a worker's consecutive studies share its data
     trials = {k: tuning.study_trials(algorithms.get_spec(studies[k].algorithm), studies[k].tuning) for k in keys}
-    left = {k: 0.0 if k in done_studies else cost_model.trials_left(studies[k], studies_dir) for k in keys}
+    done = done_studies or {}
+    left = {k: min(cost_model.trials_left(studies[k], studies_dir), max(0, trials[k] - done.get(k, 0)) / trials[k])
+            if trials[k] else 0.0 for k in keys}
     cpu: dict[str, float] = defaultdict(float)
     study_seconds = {}
     for k in keys if costs else ():

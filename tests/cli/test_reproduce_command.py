@@ -77,7 +77,7 @@ def test_the_dry_run_prints_every_estimate_and_runs_and_writes_nothing(tmp_path,
 
     def fake_estimate(todo, runner, data_dir, studies_dir, startup, done_studies):  # calibration: the next test's
         estimated.append(len(todo))
-        given.append(done_studies)
+        given.append(set(done_studies))
         tuned.append({study_key(r) for r in todo if r.tuning_mode == "tuned"})
         return SimpleNamespace(seconds=len(todo) * 1.0, parts={}, calibrated_on="a dataset")
 
@@ -94,7 +94,7 @@ def test_the_dry_run_prints_every_estimate_and_runs_and_writes_nothing(tmp_path,
     leaves = config.experiment(config.validate(config.compose(["experiment=paper001_leaves"])))
     assert estimated[SWEEPS.index("paper001_leaves")] < len(expand(leaves))
     # a study is counted in the first part that runs it: fig2's estimate is told of fig1's (BoostedAdaSSP's)
-    assert given[0] == frozenset() and all(given[i] == frozenset().union(*tuned[:i]) for i in range(len(given)))
+    assert given[0] == set() and all(given[i] == set().union(*tuned[:i]) for i in range(len(given)))
     fig1, fig2 = SWEEPS.index("fig1"), SWEEPS.index("fig2")
     assert tuned[fig1] and tuned[fig1] & tuned[fig2] <= given[fig2] and tuned[fig1] & tuned[fig2]
     total = re.search(r"^total: ~(\d+\.\d\d) h estimated for (\d+) part\(s\) .*; unknown: (\d+) \((.*)\); .*nothing "

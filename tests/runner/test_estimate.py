@@ -139,7 +139,8 @@ def test_a_resumed_study_is_estimated_by_its_trials_left(tmp_path):
 
 def test_a_study_an_earlier_sweep_runs_is_not_counted_again(tmp_path):
     """`reproduce` plans every part before any runs: a study that an earlier part runs (Figs 1-5 share
-    BoostedAdaSSP's) costs a later part what a finished one does (it was counted up to 5 times)."""
+    BoostedAdaSSP's) costs a later part what a finished one does (it was counted up to 5 times); a later part that
+    asks for more trials of it (the key leaves n_trials out: a study can be extended) counts the rest."""
     from dpbench.tuning.study import study_key
 
     (run,) = grid(algorithms=[{"name": "tukey", "modes": ["tuned"]}], datasets=[synthetic(4000)], seeds=[0],
@@ -151,8 +152,12 @@ def test_a_study_an_earlier_sweep_runs_is_not_counted_again(tmp_path):
 
     (tmp_path / f"{study_key(run)}.log").write_text('{"op_code":6,"datetime_complete":"x"}\n' * 8)
     finished = tuning_seconds(studies_dir=tmp_path)
-    assert tuning_seconds(done_studies=frozenset({study_key(run)})) == finished < tuning_seconds()
-    assert tuning_seconds(done_studies=frozenset({"another study"})) == tuning_seconds()
+    assert tuning_seconds(done_studies={study_key(run): 8}) == finished < tuning_seconds()
+    assert tuning_seconds(done_studies={"another study": 8}) == tuning_seconds()
+    (tmp_path / f"{study_key(run)}.log").write_text('{"op_code":6,"datetime_complete":"x"}\n' * 6)
+    six_of_eight = tuning_seconds(studies_dir=tmp_path)
+    assert finished < six_of_eight < tuning_seconds()
+    assert tuning_seconds(done_studies={study_key(run): 6}) == six_of_eight
 
 
 def test_a_resumed_study_costs_its_trials_left_at_the_rounds_tpe_chose(tmp_path):
