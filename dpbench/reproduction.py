@@ -144,8 +144,8 @@ def _facts(df: pd.DataFrame, out: Path) -> tuple[dict, dict]:
                        ("numpy_version", "numpy"), ("sklearn_version", "scikit-learn")):
         if col in df and df[col].notna().any():
             facts[label] = ", ".join(str(v)[:12] for v in sorted(df[col].dropna().astype(str).unique()))
-    if "git_dirty" in df and df["git_dirty"].fillna(False).astype(bool).any():
-        dirty = df[df["git_dirty"].fillna(False).astype(bool)]
+    if "git_dirty" in df and df["git_dirty"].eq(True).any():  # bool, or object / float with missing values
+        dirty = df[df["git_dirty"].eq(True)]
         facts["uncommitted code"] = (f"{len(dirty)} of {len(df)} rows were made by code that differs from its "
                                      f"commit (diff {', '.join(sorted(dirty['git_diff_hash'].astype(str).unique()))}): "
                                      "the commit alone cannot reproduce them")

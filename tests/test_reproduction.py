@@ -50,3 +50,23 @@ def test_every_link_and_image_of_the_report_resolves(tmp_path, monkeypatch):
         else:
             assert (html_path.parent / unquote(ref)).is_file(), ref
     assert f"[![quickstart]({shown})]({shown})" in md_path.read_text()
+
+
+def test_rows_made_by_uncommitted_code_are_named_whatever_the_columns_dtype(tmp_path):
+    """git_dirty is bool in one part and missing in another (rows from before the column): concatenated it is
+    object or float; the report counts the dirty rows either way (fillna(False) on floats is a pandas error
+    to come)."""
+    import warnings
+
+    import pandas as pd
+
+    from dpbench.reproduction import _facts
+
+    for dirty in (pd.Series([True, None, False], dtype=object), pd.Series([1.0, float("nan"), 0.0])):
+        df = pd.DataFrame({"git_dirty": dirty, "git_diff_hash": ["abc", None, None]})
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            facts, _ = _facts(df, tmp_path)
+        assert facts["uncommitted code"].startswith("1 of 3 rows") and "diff abc" in facts["uncommitted code"]
+    facts, _ = _facts(pd.DataFrame({"git_dirty": [False, False]}), tmp_path)
+    assert "uncommitted code" not in facts
