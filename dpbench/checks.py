@@ -164,6 +164,12 @@ class RecordingGenerator(np.random.Generator):
         self.draws.append(("gumbel", float(scale)))
         return super().gumbel(loc, scale, size)
 
+    def random(self, size=None, dtype=np.float64, out=None):
+        caller = sys._getframe(1)  # mechanisms.gumbel_noise draws Gumbel noise from uniforms
+        if caller.f_code.co_name == "gumbel_noise":
+            self.draws.append(("gumbel", float(caller.f_locals["scale"])))
+        return super().random(size, dtype, out)
+
     def standard_normal(self, *args, **kwargs):
         raise CheckFailed("privacy noise must be drawn with an explicit scale by dpbench.privacy")
 

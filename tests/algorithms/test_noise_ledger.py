@@ -1,11 +1,11 @@
 """The noise actually drawn equals the ledger, for every private algorithm (issue: one place draws and records).
 
 A Generator subclass (`dpbench.checks.RecordingGenerator`, as `python -m dpbench check` uses) records every
-call to the distributions the mechanisms draw privacy noise from (normal, laplace, gumbel) with its scale.  Each
-ledger entry stands for `count` draws of its family at its noise scale (a `gaussian_rounds` call draws `count`
-releases' noise at once: one per row); the two multisets must be equal.  Any noise drawn outside
-`dpbench.privacy` (unrecorded) or recorded without being drawn fails the test.  Sweeps fit through `fit_batch`:
-the algorithms with a batched path are checked through it too.
+call to the distributions the mechanisms draw privacy noise from (normal, laplace; the uniforms of
+`gumbel_noise`) with its scale.  Each ledger entry stands for `count` draws of its family at its noise scale
+(a `gaussian_rounds` call draws `count` releases' noise at once: one per row); the two multisets must be equal.
+Any noise drawn outside `dpbench.privacy` (unrecorded) or recorded without being drawn fails the test.  Sweeps
+fit through `fit_batch`: the algorithms with a batched path are checked through it too.
 
 DP-EBM's noise is drawn by interpret's native generator (binning and boosting):
 each draw's scale must be its ledger entry's, and the values drawn, and the

@@ -70,6 +70,41 @@ def test_exponential_mechanism_samples_the_softmax():
         exponential_mechanism([-np.inf], 1.0, 0.0, rng, led, "em")
 
 
+def test_gumbel_noise_is_the_generators_gumbel_to_an_ulp_and_leaves_the_stream_where_it_does():
+    """gumbel_noise computes what Generator.gumbel does in vector loops (numpy's log, not the C library's): the
+    same draws to rounding, the exponential mechanism's choices the same, the Generator left at the same state."""
+    from dpbench.privacy.mechanisms import gumbel_noise
+
+    for scale, shape in ((1.0, (64, 4000)), (0.1, (7,))):
+        ours, theirs = np.random.default_rng(3), np.random.default_rng(3)
+        g, ref = gumbel_noise(ours, scale, shape), theirs.gumbel(0.0, scale, shape)
+        assert g.shape == ref.shape and np.allclose(g, ref, rtol=1e-13, atol=1e-15 * scale)
+        assert ours.random() == theirs.random()
+    log_w = np.random.default_rng(4).normal(size=(64, 4000))
+    assert (np.argmax(log_w + gumbel_noise(np.random.default_rng(5), 1.0, log_w.shape), axis=1)
+            == np.argmax(log_w + np.random.default_rng(5).gumbel(0.0, 1.0, log_w.shape), axis=1)).all()
+
+
+def test_gumbel_noise_draws_again_a_uniform_of_exactly_one():
+    """U = 1 - next_double is 1 when the double is 0 (probability 2^-53): -log(-log 1) would be +inf, a candidate
+    chosen whatever its weight; the Generator draws again, so does gumbel_noise."""
+    from dpbench.privacy.mechanisms import gumbel_noise
+
+    class ZeroFirst(np.random.Generator):
+        def __init__(self):
+            super().__init__(np.random.PCG64(0))
+            self.first = True
+
+        def random(self, size=None, dtype=np.float64, out=None):
+            u = super().random(size, dtype, out)
+            if self.first:
+                self.first, u[..., 0] = False, 0.0
+            return u
+
+    g = gumbel_noise(ZeroFirst(), 1.0, (5,))
+    assert np.isfinite(g).all()
+
+
 def test_gaussian_calibrations():
     std, mech = gaussian_std_dp(2.0, 0.5, 1e-5, "paper")
     assert mech == "gaussian_classical" and std == pytest.approx(2.0 * math.sqrt(2 * math.log(1.25e5)) / 0.5)
