@@ -20,12 +20,11 @@ import math
 import time
 from pathlib import Path
 
-import joblib
 import pandas as pd
 
 from dpbench import algorithms, reference
 from dpbench.algorithms import dp_xgboost
-from dpbench.analyses import analysis
+from dpbench.analyses import analysis, parallel_map
 from dpbench.analyses.paper001 import _sign
 from dpbench.claims import diagnosis, released
 from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
@@ -130,7 +129,7 @@ def run(out: Path, smoke: bool = False) -> list[Path]:
     groups = [g for _, g in runs.groupby(["dataset", "data_seed", "split", "epsilon"], sort=True)]
     print(f"{NAME}: refitting {len(runs)} DP-XGBoost runs of {src / FIGURE} in {len(groups)} groups")
     data_dir = resolve_data_dir()
-    done = joblib.Parallel(n_jobs=1 if smoke else 2)(joblib.delayed(refit)(g, data_dir) for g in groups)
+    done = parallel_map(refit, [(g, data_dir) for g in groups], smoke)
     diag = pd.DataFrame([r for part in done for r in part])
     per_round = {r.run_id: r for r in runs.itertuples()}
     diag["epsilon_per_round_reference"] = [

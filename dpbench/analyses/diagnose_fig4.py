@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpbench import algorithms
-from dpbench.analyses import analysis
+from dpbench.analyses import analysis, parallel_map
 from dpbench.analyses.diagnose_fig2 import (
     SMOKE_DATASETS,
     SMOKE_EPSILONS,
@@ -110,7 +110,11 @@ def run(out: Path, smoke: bool = False) -> list[Path]:
         small = runs.groupby("dataset")[["n_train", "d"]].first().prod(axis=1).nsmallest(SMOKE_DATASETS).index
         runs = runs[runs["dataset"].isin(small) & runs["epsilon"].isin(SMOKE_EPSILONS)]
     print(f"{NAME}: refitting {len(runs)} fixed DP-EBM runs of {src / FIGURE} with {PUBLIC_BOX}")
-    diag = pd.DataFrame(refit(runs, _load_data(resolve_data_dir())))
+    units = [unit for _, unit in runs.groupby(["dataset", "data_seed", "split"], sort=True)]
+    load = _load_data(resolve_data_dir())
+    size = lambda job: float(job[0]["n_train"].iloc[0] * job[0]["d"].iloc[0])  # noqa: E731 - a unit's fits' cost
+    done = parallel_map(refit, [(unit, load) for unit in units], smoke, cost=size)
+    diag = pd.DataFrame([row for part in done for row in part])
     diag["source"] = str(src / FIGURE)
     path = out / f"{NAME}.parquet"
     diag.to_parquet(path, index=False)

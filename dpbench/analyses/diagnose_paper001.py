@@ -34,13 +34,12 @@ import json
 import time
 from pathlib import Path
 
-import joblib
 import numpy as np
 import pandas as pd
 
 from dpbench import reference
 from dpbench.algorithms.shared_data import SharedData
-from dpbench.analyses import analysis
+from dpbench.analyses import analysis, parallel_map
 from dpbench.analyses.paper001 import F1_ROUNDS, bell_d, bell_verdict, boosted_f1_beats_dpebm
 from dpbench.claims import diagnosis, released, sign_test
 from dpbench.data import MissingDataError, load_dataset, resolve_data_dir
@@ -332,7 +331,7 @@ def run(out: Path, smoke: bool = False) -> list[Path]:
     jobs.sort(key=lambda j: -sum(r.params["n_rounds"] for r, _ in j[1]))  # the longest first
     print(f"{NAME}: {sum(len(u) for _, u in jobs)} refits of {len(runs)} BoostedAdaSSP runs of {src / FIGURE}")
     start, data_dir = time.perf_counter(), resolve_data_dir()
-    done = joblib.Parallel(n_jobs=1 if smoke else 2)(joblib.delayed(refit)(e, u, data_dir) for e, u in jobs)
+    done = parallel_map(refit, [(e, u, data_dir) for e, u in jobs], smoke)
     diag = pd.DataFrame([r for part in done for r in part])
     diag["source"] = str(src / FIGURE)
     out.mkdir(parents=True, exist_ok=True)

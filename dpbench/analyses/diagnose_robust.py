@@ -32,7 +32,7 @@ from scipy import stats
 from dpbench import algorithms, claims, reference
 from dpbench.algorithms.base import clip_rows
 from dpbench.algorithms.shared_data import SharedData
-from dpbench.analyses import analysis
+from dpbench.analyses import analysis, parallel_map
 from dpbench.analyses import paper000_robustness as rob
 from dpbench.analyses.paper000_robustness import OURS, PAPER_MAX_P
 from dpbench.claims import diagnosis, released
@@ -87,58 +87,72 @@ def _ols_clipped_mse(data, bound: float = 1.0) -> float:
     return float(np.mean((clip_rows(data.X_test, bound) @ theta - data.y_test) ** 2))
 
 
-def floor(corruptions: dict[str, float], ns=FLOOR_N, seeds=FLOOR_SEEDS, delta: float = 1e-6) -> list[dict]:
-    """Rows of the floor experiment: `corruptions` {outlier: fraction} ('none': the clean model)."""
-    cover, out = covering_x_bound(), []
-    for (outlier, p), n, seed in ((c, n, s) for c in corruptions.items() for n in ns for s in seeds):
-        data = _load(_spec(outlier, p, n), seed)
-        base = {"experiment": "floor", "outlier": outlier, "fraction": p, "n_train": int(n), "seed": int(seed),
-                "delta": delta}
-        for method, x_bound in (("fixed_noiseless", 1.0), ("covering_noiseless", cover)):
-            est = _boosted(NOISELESS_EPS, delta, seed, x_bound).fit(data.X_train, data.y_train)
-            out.append({**base, "method": method, "private": True, "epsilon": NOISELESS_EPS, "x_bound": x_bound,
-                        "status": getattr(est, "fit_status_", "ok"), "test_mse": evaluate(est, data)["test_mse"]})
-        ols = algorithms.make("ols").fit(data.X_train, data.y_train)
-        out.append({**base, "method": "ols", "private": False, "test_mse": evaluate(ols, data)["test_mse"]})
-        out.append({**base, "method": "ols_clipped", "private": False, "x_bound": 1.0,
-                    "test_mse": _ols_clipped_mse(data)})
+def floor(corruptions: dict[str, float], ns=FLOOR_N, seeds=FLOOR_SEEDS, delta: float = 1e-6,
+          smoke: bool = False) -> list[dict]:
+    """Rows of the floor experiment: `corruptions` {outlier: fraction} ('none': the clean model); its cells on two
+    processes (`parallel_map`), the largest n first."""
+    cells = [(outlier, p, n, seed, delta) for (outlier, p), n, seed in
+             ((c, n, s) for c in corruptions.items() for n in ns for s in seeds)]
+    out = [row for part in parallel_map(_floor_cell, cells, smoke, cost=lambda cell: cell[2]) for row in part]
     for r in out:
         r["method_label"] = METHODS[r["method"]]
     return out
 
 
-def covering(figure: str, runs: pd.DataFrame, check_seeds=CHECK_SEEDS) -> list[dict]:
-    """The figure's BoostedAdaSSP runs refitted with the covering x_bound, batched per unit as the runner does
-    (and, for `check_seeds`, with their own x_bound: `test_mse_refit`, to compare with the sweep's)."""
+def _floor_cell(outlier: str, p: float, n: int, seed: int, delta: float) -> list[dict]:
     cover, out = covering_x_bound(), []
-    for (dataset, data_seed, split), unit in runs.groupby(["dataset", "data_seed", "split"], sort=True):
-        data = _load({**label_options(dataset), "n_test": int(unit["n_test"].iloc[0])}, data_seed, split)
-        shared = SharedData(data.X_train, data.y_train)
-        made = []  # (run, kind, estimator)
-        for r in unit.itertuples():
-            params = json.loads(r.params)
-            made.append((r, "covering", _boosted(r.epsilon, r.delta, int(r.random_state), cover, params)))
-            if int(r.seed) in check_seeds:
-                made.append((r, "refit", _boosted(r.epsilon, r.delta, int(r.random_state), params["x_bound"], params)))
-        seconds = {}
-        for group in batch_groups([m[2] for m in made]):
-            per_run = fit_group([made[i][2] for i in group], data.X_train, data.y_train, shared)
-            seconds.update(dict.fromkeys(group, per_run))
-        refits = {r.run_id: evaluate(e, data)["test_mse"] for r, kind, e in made if kind == "refit"}
-        for i, (r, kind, est) in enumerate(made):
-            if kind != "covering":
-                continue
-            opts = label_options(dataset)
-            out.append({"experiment": "covering", "figure": figure, "source_run_id": r.run_id, "method":
-                        "covering", "method_label": f"BoostedAdaSSP x_bound {cover:.3g}", "private": True,
-                        "outlier": opts["outlier"], "fraction": opts["fraction"], "n_train": int(r.n_train),
-                        "dataset": dataset, "seed": int(r.seed), "data_seed": int(data_seed),
-                        "random_state": int(r.random_state), "epsilon": float(r.epsilon), "delta": float(r.delta),
-                        "x_bound": cover, "params": json.dumps({**json.loads(r.params), "x_bound": cover},
-                                                               sort_keys=True),
-                        "status": getattr(est, "fit_status_", "ok"), "test_mse": evaluate(est, data)["test_mse"],
-                        "test_mse_reference": float(r.test_mse), "test_mse_refit": refits.get(r.run_id, np.nan),
-                        "fit_seconds": seconds[i]})
+    data = _load(_spec(outlier, p, n), seed)
+    base = {"experiment": "floor", "outlier": outlier, "fraction": p, "n_train": int(n), "seed": int(seed),
+            "delta": delta}
+    for method, x_bound in (("fixed_noiseless", 1.0), ("covering_noiseless", cover)):
+        est = _boosted(NOISELESS_EPS, delta, seed, x_bound).fit(data.X_train, data.y_train)
+        out.append({**base, "method": method, "private": True, "epsilon": NOISELESS_EPS, "x_bound": x_bound,
+                    "status": getattr(est, "fit_status_", "ok"), "test_mse": evaluate(est, data)["test_mse"]})
+    ols = algorithms.make("ols").fit(data.X_train, data.y_train)
+    out.append({**base, "method": "ols", "private": False, "test_mse": evaluate(ols, data)["test_mse"]})
+    out.append({**base, "method": "ols_clipped", "private": False, "x_bound": 1.0, "test_mse": _ols_clipped_mse(data)})
+    return out
+
+
+def covering(figure: str, runs: pd.DataFrame, check_seeds=CHECK_SEEDS, smoke: bool = False) -> list[dict]:
+    """The figure's BoostedAdaSSP runs refitted with the covering x_bound, batched per unit as the runner does
+    (and, for `check_seeds`, with their own x_bound: `test_mse_refit`, to compare with the sweep's); the units on
+    two processes (`parallel_map`), the largest first."""
+    units = [(figure, key, unit, check_seeds) for key, unit in
+             runs.groupby(["dataset", "data_seed", "split"], sort=True)]
+    size = lambda job: float(len(job[2]) * job[2]["n_train"].iloc[0])  # noqa: E731 - its fits' cost
+    return [row for part in parallel_map(_cover_unit, units, smoke, cost=size) for row in part]
+
+
+def _cover_unit(figure: str, key: tuple, unit: pd.DataFrame, check_seeds) -> list[dict]:
+    (dataset, data_seed, split), cover, out = key, covering_x_bound(), []
+    data = _load({**label_options(dataset), "n_test": int(unit["n_test"].iloc[0])}, data_seed, split)
+    shared = SharedData(data.X_train, data.y_train)
+    made = []  # (run, kind, estimator)
+    for r in unit.itertuples():
+        params = json.loads(r.params)
+        made.append((r, "covering", _boosted(r.epsilon, r.delta, int(r.random_state), cover, params)))
+        if int(r.seed) in check_seeds:
+            made.append((r, "refit", _boosted(r.epsilon, r.delta, int(r.random_state), params["x_bound"], params)))
+    seconds = {}
+    for group in batch_groups([m[2] for m in made]):
+        per_run = fit_group([made[i][2] for i in group], data.X_train, data.y_train, shared)
+        seconds.update(dict.fromkeys(group, per_run))
+    refits = {r.run_id: evaluate(e, data)["test_mse"] for r, kind, e in made if kind == "refit"}
+    for i, (r, kind, est) in enumerate(made):
+        if kind != "covering":
+            continue
+        opts = label_options(dataset)
+        out.append({"experiment": "covering", "figure": figure, "source_run_id": r.run_id, "method":
+                    "covering", "method_label": f"BoostedAdaSSP x_bound {cover:.3g}", "private": True,
+                    "outlier": opts["outlier"], "fraction": opts["fraction"], "n_train": int(r.n_train),
+                    "dataset": dataset, "seed": int(r.seed), "data_seed": int(data_seed),
+                    "random_state": int(r.random_state), "epsilon": float(r.epsilon), "delta": float(r.delta),
+                    "x_bound": cover, "params": json.dumps({**json.loads(r.params), "x_bound": cover},
+                                                           sort_keys=True),
+                    "status": getattr(est, "fit_status_", "ok"), "test_mse": evaluate(est, data)["test_mse"],
+                    "test_mse_reference": float(r.test_mse), "test_mse_refit": refits.get(r.run_id, np.nan),
+                    "fit_seconds": seconds[i]})
     return out
 
 
@@ -321,14 +335,14 @@ def run(out: Path, smoke: bool = False) -> list[Path]:
             runs = runs[(runs["n_train"] == SMOKE_N) & (runs["fraction"] == runs["fraction"].min())
                         & runs["seed"].isin(SMOKE_SEEDS)]
         start = time.perf_counter()
-        rows += covering(figure, runs)
+        rows += covering(figure, runs, smoke=smoke)
         timing[figure] = time.perf_counter() - start
         print(f"{NAME}: {figure}: refitted {len(runs)} BoostedAdaSSP runs of {src / figure} in {timing[figure]:.0f} s")
     smallest = {FIGURES[f][1]: float(settings(df)["fraction"].min()) for f, df in figs.items()}
     start = time.perf_counter()
     seeds = sorted(set().union(*(df.loc[df["algorithm"] == OURS, "seed"].astype(int) for df in figs.values())))
     rows += floor({"none": 0.0, **smallest}, ns=(SMOKE_N,) if smoke else FLOOR_N,
-                  seeds=SMOKE_SEEDS if smoke else seeds or FLOOR_SEEDS)
+                  seeds=SMOKE_SEEDS if smoke else seeds or FLOOR_SEEDS, smoke=smoke)
     print(f"{NAME}: floor experiment in {time.perf_counter() - start:.0f} s")
     diag = pd.DataFrame(rows).assign(source=str(src))
     path = out / f"{NAME}.parquet"

@@ -45,7 +45,7 @@ import pandas as pd
 
 from dpbench import algorithms
 from dpbench.algorithms.robust_gd import C2_SMALLEST, K_GAUSSIAN
-from dpbench.analyses import analysis
+from dpbench.analyses import analysis, parallel_map
 from dpbench.claims import Verdict, claim, failed, majority, paired_cells
 from dpbench.data import Dataset, load_dataset
 from dpbench.data.sets.paper004 import CORRUPT_LABEL
@@ -155,8 +155,9 @@ def run_cell(n, kappa, sigma, alpha, epsilon, trials, corruption=False, extra=Fa
     return rows
 
 
-def run_all(grid: dict, epsilon: float, corruption: bool) -> pd.DataFrame:
-    """Every cell once (a cell shared by two sweeps, e.g. n_fixed, kappa = sigma = 1, is fitted once)."""
+def run_all(grid: dict, epsilon: float, corruption: bool, smoke: bool = False) -> pd.DataFrame:
+    """Every cell once (a cell shared by two sweeps, e.g. n_fixed, kappa = sigma = 1, is fitted once), the cells on
+    two processes, the largest n first (`parallel_map`)."""
     cells: dict[tuple, list[str]] = {}
     if not corruption:
         for n in grid["n"]:
@@ -168,9 +169,10 @@ def run_all(grid: dict, epsilon: float, corruption: bool) -> pd.DataFrame:
     else:
         for a in grid["alpha"]:
             cells.setdefault((grid["n_fixed"], 1.0, 1.0, a), []).append("alpha")
+    jobs = [(n, k, s, a, epsilon, grid["trials"], corruption, "n" in sweeps) for (n, k, s, a), sweeps in cells.items()]
+    done = parallel_map(run_cell, jobs, smoke, cost=lambda job: job[0] * (2 if job[-1] else 1))  # extra: DP-ROBGD*
     frames = []
-    for (n, k, s, a), sweeps in cells.items():
-        rows = run_cell(n, k, s, a, epsilon, grid["trials"], corruption, extra="n" in sweeps)
+    for ((n, k, s, a), sweeps), rows in zip(cells.items(), done, strict=True):
         for sweep in sweeps:
             frames.append(pd.DataFrame(rows).assign(sweep=sweep))
         print(f"  cell n={n} kappa={k} sigma={s} alpha={a}: {len(rows)} fits", flush=True)
@@ -183,7 +185,7 @@ def _summary(df: pd.DataFrame, x: str) -> pd.DataFrame:
 
 def _run_fig1(out: Path, smoke: bool, epsilon: float, name: str) -> list[Path]:
     grid = SMOKE if smoke else FULL
-    df = run_all(grid, epsilon, corruption=False)
+    df = run_all(grid, epsilon, corruption=False, smoke=smoke)
     table = out / f"{name}.parquet"
     df.to_parquet(table)
     fixed = grid["n_fixed"]
@@ -207,7 +209,7 @@ def fig1_eps01(out: Path, smoke: bool = False) -> list[Path]:
 @analysis("paper004_corruption", "paper 004 Sec. 5.2: excess error vs the fraction of labels set to 1000")
 def corruption(out: Path, smoke: bool = False) -> list[Path]:
     grid = SMOKE if smoke else FULL
-    df = run_all(grid, 1.0, corruption=True)
+    df = run_all(grid, 1.0, corruption=True, smoke=smoke)
     table = out / "paper004_corruption.parquet"
     df.to_parquet(table)
     title = f"paper 004 Sec. 5.2: n = {grid['n_fixed']:.0e}, kappa = sigma = 1, eps = 1; {grid['trials']} trials"
