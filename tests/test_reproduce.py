@@ -98,6 +98,19 @@ def test_a_smoke_analysis_is_never_judged(tmp_path, capsys):
     assert "criterion:" in md and "<th>criterion</th>" in (tmp_path / "report.html").read_text()
 
 
+def test_an_analysis_logs_the_wall_time_of_its_last_run_only(tmp_path):
+    """An analysis rewrites all its results, so the run table and reproduce's estimate read its last run's time
+    (a log of every run would add up the runs whose results are gone)."""
+    import json
+
+    from dpbench.reproduction import SWEEP_LOG
+
+    for _ in range(2):
+        assert main(["analysis", "theory", "--smoke", "--results-dir", str(tmp_path)]) == 0
+    (line,) = (tmp_path / "theory_smoke" / SWEEP_LOG).read_text().splitlines()
+    assert json.loads(line)["seconds"] > 0
+
+
 def test_results_not_at_the_papers_settings_are_not_judged(tmp_path):
     """`make reproduce-fig1 SWEEP_ARGS=tuning=quick` writes fig1 runs of another grid (8 trials, not the paper's 50):
     the report gives fig1 no verdict and says why and what differs; with the paper grid's runs all there, fig1 is

@@ -32,6 +32,9 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     written = entry.run(out, smoke=args.smoke)
     seconds = time.perf_counter() - start
-    reproduction.log_sweep(out, seconds, 0)  # the report and the README's run table show the wall time
+    # the report and the README's run table show the wall time of the run whose results these are: an analysis
+    # rewrites all of them, so its log holds its last run only
+    (out / reproduction.SWEEP_LOG).unlink(missing_ok=True)
+    reproduction.log_sweep(out, seconds, 0)
     print(f"{args.name}: done in {seconds:.1f} s; wrote {', '.join(map(str, written))}")
     return 0
