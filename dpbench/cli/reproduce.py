@@ -134,8 +134,8 @@ def _plan_sweep(part: Part, results_dir: Path, planned: dict[Path, set], studies
                               dict(studies))
     for r in todo:
         if r.tuning_mode == "tuned":
-            trials = study_trials(algorithms.get_spec(r.algorithm), r.tuning)
-            studies[study_key(r)] = max(studies.get(study_key(r), 0), trials)
+            key, trials = study_key(r), study_trials(algorithms.get_spec(r.algorithm), r.tuning)
+            studies[key] = max(studies.get(key, 0), trials)
     if est.parts is None:
         return Step(part, out, f"{len(todo)} runs to do", None, "no dataset of it loads here")
     return Step(part, out, f"{len(todo)} runs to do", est.seconds, f"calibrated on {est.calibrated_on}")
