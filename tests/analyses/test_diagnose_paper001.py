@@ -149,3 +149,12 @@ def test_the_f1_claim_is_read_with_the_authors_noise_refits_in_place():
     holders = [c.quote for c in claims.claims("paper001")
                if diag.explain_f1_rounds in {d.explain for d in claims.diagnoses(c)}]
     assert holders == [diag.F1_ROUNDS]
+
+
+def test_the_refitted_runs_do_not_depend_on_the_order_of_the_sweeps_rows():
+    """A batch's order of runs moves their products by an ulp, so the runs come in one order (by run id) however
+    the sweep's parts were written."""
+    frame = rows(bell, np.random.default_rng(2))
+    shuffled = frame.sample(frac=1.0, random_state=3)
+    assert list(diag.sweep_runs(shuffled)["run_id"]) == list(diag.sweep_runs(frame)["run_id"])
+    assert list(diag.sweep_runs(frame)["run_id"]) == sorted(frame["run_id"])
