@@ -64,9 +64,9 @@ CELL = ["dataset", "epsilon", "param_n_rounds"]
 
 
 def sweep_runs(rows: pd.DataFrame) -> pd.DataFrame:
-    """The sweep's released BoostedAdaSSP runs with the squared loss (the claim's runs), by run id: a batch's order
-    of runs moves their products by an ulp (BLAS's tiling), which flips near-ties in a 1000-round AUROC, so the
-    refits must not depend on the order the sweep's parts were written in."""
+    """The sweep's released BoostedAdaSSP runs with the squared loss (the claim's runs), by run id: a run's place
+    in a batch moves its scores by an ulp (which product, not isolated), which flips near-ties in a 1000-round
+    AUROC, so the refits must not depend on the order the sweep's parts were written in."""
     return rows[(rows["algorithm"] == ALGORITHM) & (rows["param_loss"] == LOSS) & released(rows)
                 & rows["test_f1"].notna()].sort_values("run_id", kind="stable")
 
