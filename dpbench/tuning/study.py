@@ -6,7 +6,8 @@ extends a finished study instead of starting over; a run with n_trials = k selec
 k finished trials.  Trials persist in an Optuna journal file (`<results_dir>/_studies/<study name>.log`, named
 by what it tunes and its key, `study_name`; the key holds no experiment, so every sweep in a results directory
 shares it, e.g. Figs 1-5's BoostedAdaSSP studies): an interrupted study resumes where it stopped, a finished one
-is reused.  The study's identity is its user attribute `identity`, and each tuned row names its study (`study`),
+is reused (once per code: a journal other code scored has its best trial checked, `_check_best_trial`).  The
+study's identity is its user attribute `identity`, and each tuned row names its study (`study`),
 so `optuna-dashboard <journal>` opens the study that chose a row's setting.
 
 A trial fits `seeds` estimators (each its own noise) on the fit part and scores them on the validation part;
@@ -23,6 +24,7 @@ as many trials as points.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import logging
@@ -34,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+import dpbench
 from dpbench import algorithms, metrics, tuning
 from dpbench.algorithms.shared_data import SharedData
 from dpbench.data import dataset_label
@@ -183,6 +186,45 @@ def _score_trials(run: RunSpec, data, param_sets: list[dict], seeds: int, column
     return [float(v.mean()) if np.isfinite(v).all() else math.nan for v in per_trial]
 
 
+class StaleStudyError(RuntimeError):
+    """A study journal whose trials this code scores otherwise (`_check_best_trial`)."""
+
+
+SCORE_RTOL = 1e-6  # a trial's score moves by ulps with its place in a batch (1e-14 on paper 000's d = 735 task);
+# a change of what an algorithm computes moves it by far more (DP-EBM's private label range: 491 -> 7413)
+
+
+@functools.cache
+def code_identity() -> str:
+    """The code that scores this process's trials: its checkout's commit and uncommitted diff
+    (runner.provenance.git_state), or the installed version outside a checkout."""
+    from dpbench.runner.provenance import git_state
+
+    git = git_state()
+    if git.dirty is None:
+        return f"dpbench {dpbench.__version__}"
+    return f"{git.commit}+{git.diff_hash}" if git.dirty else git.commit
+
+
+def _check_best_trial(study, run: RunSpec, fit_data, column: str, lower: bool, shared, path: Path) -> None:
+    """A journal's trials are reused by identity (the study key), which holds nothing of the code: a change of
+    what an algorithm computes under the same parameters would leave the study choosing on scores this code
+    does not give.  So a journal last scored by other code (its user attribute `code`) has its best trial
+    scored again; StaleStudyError unless the score agrees (SCORE_RTOL).  One trial, not all: a stale journal
+    whose best trial still agrees passes."""
+    from optuna.trial import TrialState
+
+    complete = [t for t in _finished(study) if t.state == TrialState.COMPLETE]
+    if not complete:
+        return
+    best = (min if lower else max)(complete, key=lambda t: t.value)
+    now = _score_trials(run, fit_data, [dict(best.params)], run.tuning["seeds"], column, shared)[0]
+    if not math.isclose(now, best.value, rel_tol=SCORE_RTOL):
+        raise StaleStudyError(f"{path}: its best trial ({best.number}) scores {now:.6g} with this code, "
+                              f"{best.value:.6g} in the journal, which other code scored: delete the journal to "
+                              "run the study again")
+
+
 def run_study(run: RunSpec, data, storage_dir: Path, stop: Callable[[], bool] = lambda: False) -> StudyResult:
     """Run (or resume, or reuse) the study of `run` on its loaded unit `data`; returns the chosen setting."""
     import optuna
@@ -206,9 +248,12 @@ def run_study(run: RunSpec, data, storage_dir: Path, stop: Callable[[], bool] = 
                                 direction="minimize" if lower else "maximize", load_if_exists=True)
     if "identity" not in study.user_attrs:
         study.set_user_attr("identity", study_identity(run))
+    shared = (SharedData(fit_data.X_train, fit_data.y_train), SharedData(fit_data.X_test))  # one unit: the study's
+    if study.user_attrs.get("code") != code_identity():
+        _check_best_trial(study, run, fit_data, column, lower, shared, path)
+        study.set_user_attr("code", code_identity())
     for point in itertools.product(*grid.values()) if grid else ():  # queued once, asked before any sampling
         study.enqueue_trial(dict(zip(grid, point, strict=True)), skip_if_exists=True)
-    shared = (SharedData(fit_data.X_train, fit_data.y_train), SharedData(fit_data.X_test))  # one unit: the study's
     while len(_finished(study)) < n_trials and not stop():
         trials = [study.ask() for _ in range(ask_size(len(_finished(study)), n_trials, cfg["batch_trials"]))]
         param_sets = [{n: tuning.suggest(t, n, r) for n, r in space.items()} for t in trials]

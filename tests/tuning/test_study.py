@@ -340,3 +340,50 @@ def test_studies_are_findable_by_name_identity_and_row(tmp_path):
     assert journal_of(path.parent, run) == legacy and finished_trials(path.parent, run) == 3
     run_sweep({**_exp(name="u", n_trials=5), "seeds": [0]}, RUNNER, tmp_path / "t2", studies_dir=path.parent)
     assert not legacy.exists() and finished_trials(path.parent, _tuned_run(n_trials=5)) == 5
+
+
+def test_a_journal_scored_by_other_code_is_checked_on_its_best_trial(tmp_path, monkeypatch):
+    """A journal is reused by its study key, which holds nothing of the code: when other code last scored it, its
+    best trial is scored again, and a score this code does not give stops the study (DP-EBM's label range once
+    changed under unchanged keys and left its studies choosing on old scores)."""
+    from dpbench.tuning import study as study_module
+
+    run = _tuned_run(n_trials=4)
+    data = load_dataset(DATA, split_seed=run.data_seed)
+    first = run_study(run, data, tmp_path)
+    path = journal_of(tmp_path, run)
+
+    def codes() -> list:  # the journal's `code` attributes, in order
+        return [op["user_attr"]["code"] for op in map(json.loads, path.read_text().splitlines())
+                if "code" in op.get("user_attr", {})]
+
+    assert codes() == [study_module.code_identity()]
+    assert run_study(run, data, tmp_path) == first and codes() == [study_module.code_identity()]  # same code
+    monkeypatch.setattr(study_module, "code_identity", lambda: "other commit")
+    scored = []
+    real = study_module._score_trials
+    monkeypatch.setattr(study_module, "_score_trials", lambda *a, **k: scored.append(a[2]) or real(*a, **k))
+    assert run_study(run, data, tmp_path) == first  # other code, same scores: reused, and now marked as its
+    assert scored == [[first.params]] and codes()[-1] == "other commit"
+    assert run_study(run, data, tmp_path) == first and len(scored) == 1  # checked once per code
+    monkeypatch.setattr(study_module, "code_identity", lambda: "a third commit")
+    monkeypatch.setattr(study_module, "_score_trials", lambda *a, **k: [v * 1.001 for v in real(*a, **k)])
+    with pytest.raises(study_module.StaleStudyError, match=r"best trial .* in the journal, which other code scored"):
+        run_study(run, data, tmp_path)
+
+
+def test_a_sweep_on_a_stale_journal_fails_its_tuned_runs_with_the_journals_path(tmp_path):
+    import shutil
+
+    run_sweep(_exp(), RUNNER, tmp_path / "a")
+    shutil.copytree(tmp_path / "a" / "tuning", tmp_path / "b" / "tuning")
+    for log in (tmp_path / "b" / "tuning").glob("*.log"):  # as other code left it: other scores, another `code`
+        ops = [json.loads(line) for line in log.read_text().splitlines()]
+        for op in ops:
+            op.update({"values": [2 * op["values"][0]]} if op.get("values") else {})
+            op.update({"user_attr": {"code": "old"}} if "code" in op.get("user_attr", {}) else {})
+        log.write_text("".join(json.dumps(op) + "\n" for op in ops))
+    run_sweep(_exp(), RUNNER, tmp_path / "b")
+    rows = results.load(tmp_path / "b")
+    assert (rows["status"] == "error").all() and len(rows) == 2  # retried by the next run, once it is deleted
+    assert rows["error"].str.contains(r"tuning failed: StaleStudyError: .*tuning/adassp__.*\.log: its best").all()
