@@ -152,7 +152,7 @@ def test_the_f1_claim_is_read_with_the_authors_noise_refits_in_place():
 
 
 def test_the_refitted_runs_do_not_depend_on_the_order_of_the_sweeps_rows():
-    """A batch's order of runs moves their products by an ulp, so the runs come in one order (by run id) however
+    """A run's place in a batch moves its scores by an ulp, so the runs come in one order (by run id) however
     the sweep's parts were written."""
     frame = rows(bell, np.random.default_rng(2))
     shuffled = frame.sample(frac=1.0, random_state=3)
